@@ -1,0 +1,107 @@
+"""What the evals need from a built knowledge artifact: its identity and its URLs.
+
+The evals read the artifact as plain JSON (the schema in ``site_knowledge/retrieval/SPEC.md``);
+they only need ids, paths, URLs, the site's base URL, the refusal text and a hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+ARTIFACT_RELPATH = Path("assets") / "site-knowledge" / "site-knowledge.json"
+
+
+def find_artifact(path: Path) -> Path:
+    """Return the artifact JSON for a built site folder or an artifact path."""
+    if path.is_dir():
+        candidate = path / ARTIFACT_RELPATH
+        if not candidate.is_file():
+            raise FileNotFoundError(f"{path}: no {ARTIFACT_RELPATH} (build the site first)")
+        return candidate
+    return path
+
+
+def sha256_file(path: Path) -> str:
+    """Hex SHA-256 of a file, read in chunks."""
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _page_key(url: str) -> str:
+    """A site-relative page URL without anchor, query or slashes at the ends."""
+    parts = urlsplit(url)
+    return parts.path.strip("/")
+
+
+@dataclass
+class SiteIndex:
+    """The artifact's sources and URLs, for scoring citations and spotting made-up links."""
+
+    path: Path
+    sha256: str
+    site_url: str
+    refusal: str
+    source_of_page: dict[str, str] = field(default_factory=dict)
+    """page key (site-relative path, no anchor) -> source id"""
+    path_of_source: dict[str, str | None] = field(default_factory=dict)
+    embedding_model: str = ""
+
+    @classmethod
+    def load(cls, artifact: Path) -> SiteIndex:
+        """Read an artifact JSON file (or a built site folder)."""
+        artifact = find_artifact(artifact)
+        data: dict[str, Any] = json.loads(artifact.read_text(encoding="utf-8"))
+        return cls.from_data(data, artifact, sha256_file(artifact))
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any], path: Path, sha256: str) -> SiteIndex:
+        """Build from already decoded artifact data."""
+        site = data.get("site") or {}
+        prompt = data.get("prompt") or {}
+        index = cls(
+            path=path,
+            sha256=sha256,
+            site_url=str(site.get("url") or ""),
+            refusal=str(prompt.get("refusal") or ""),
+            embedding_model=str((data.get("embedding") or {}).get("model") or ""),
+        )
+        for src in data.get("sources", []):
+            index.path_of_source[src["id"]] = src.get("path")
+            index.source_of_page.setdefault(_page_key(src.get("url") or ""), src["id"])
+        for passage in data.get("passages", []):
+            index.source_of_page.setdefault(_page_key(passage.get("url") or ""), passage["source"])
+        return index
+
+    def resolve(self, url: str) -> str | None:
+        """The source id a URL points at, or None when it is not one of the site's pages.
+
+        Accepts site-relative URLs (``about/``, ``/about/#x``) and absolute ones under the
+        site's base URL. An absolute URL on any other host is never on the site.
+        """
+        url = url.strip()
+        parts = urlsplit(url)
+        if parts.scheme in ("mailto", "tel"):
+            return None
+        if parts.scheme or parts.netloc:
+            base = urlsplit(self.site_url)
+            if not base.netloc or parts.netloc.lower() != base.netloc.lower():
+                return None
+            rel = parts.path[len(base.path) :] if parts.path.startswith(base.path) else parts.path
+        else:
+            rel = parts.path
+        key = rel.strip("/")
+        if key.endswith("index.html"):
+            key = key[: -len("index.html")].strip("/")
+        return self.source_of_page.get(key)
+
+    def matches(self, source_id: str, expected: tuple[str, ...]) -> bool:
+        """True when a source id (or its page path) is among the expected ids/paths."""
+        return source_id in expected or (self.path_of_source.get(source_id) or "") in expected
