@@ -1,0 +1,288 @@
+"""Facts computed from the ontology at build time, written as plain evidence sentences.
+
+Small models get date arithmetic wrong, so durations, the order of employers and year-by-year
+whereabouts are worked out here once. A period counts its start and end months (September 2017
+to May 2020 is 2 years and 9 months); an open period runs to the build month.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import date
+from itertools import groupby, pairwise
+
+from site_knowledge.build.model import Section, Source
+from site_knowledge.build.ontology import (
+    MONTH_NAMES,
+    Job,
+    Ontology,
+    Place,
+    bounded_sections,
+    format_month,
+    month_index,
+)
+
+_ARTICLE_COUNTRIES = {"Netherlands", "Philippines", "Czech Republic", "Bahamas", "Gambia"}
+
+
+def format_duration(months: int) -> str:
+    """``33`` → ``"2 years and 9 months"``; ``12`` → ``"1 year"``; ``8`` → ``"8 months"``."""
+    years, rest = divmod(months, 12)
+    parts = [f"{years} year{'s' * (years != 1)}"] if years else []
+    if rest or not years:
+        parts.append(f"{rest} month{'s' * (rest != 1)}")
+    return " and ".join(parts)
+
+
+def country_name(country: str) -> str:
+    """A country as it reads mid-sentence: ``Netherlands`` → ``the Netherlands``."""
+    if country in _ARTICLE_COUNTRIES or country.startswith("United "):
+        return f"the {country}"
+    return country
+
+
+def derived_facts(ont: Ontology, today: date) -> Source:
+    """Compute durations, employer order, year-by-year places and the current role.
+
+    Args:
+        ont: a validated ontology.
+        today: the build date; open periods end in its month.
+
+    Returns:
+        The ``derived-facts`` source (authority ``fact``), linked to the career page.
+    """
+    now = month_index(today.year, today.month)
+    as_of = format_month(now)
+    sections = [
+        *_current(ont, now),
+        *_countries_and_cities(ont, now),
+        *_employers(ont, now),
+        *_order(ont, now),
+        *_experience(ont, now),
+        *_years(ont, now),
+    ]
+    return Source(
+        id="derived-facts",
+        kind="ontology",
+        title="Computed timeline facts",
+        description=(
+            f"How long {ont.profile.short_name} lived in each place and worked at each employer, "
+            f"the order of employers and where {ont.profile.short_name} was each year, "
+            f"as of {as_of}."
+        ),
+        url=ont.urls.get("CAREER", ont.profile.site_url_path),
+        authority="fact",
+        path=None,
+        sections=tuple(sections),
+    )
+
+
+def _months(start: int, end: int | None, now: int) -> set[int]:
+    return set(range(start, min(end if end is not None else now, now) + 1))
+
+
+def _span(start: int, end: int | None) -> str:
+    return (
+        f"since {format_month(start)}"
+        if end is None
+        else (f"{format_month(start)} to {format_month(end)}")
+    )
+
+
+def _current(ont: Ontology, now: int) -> list[Section]:
+    who = ont.profile.short_name
+    jobs = [j for j in ont.career if j.end is None and j.start <= now]
+    homes = [r for r in ont.residences if r.end is None and r.start <= now]
+    sentences = [
+        f"As of {format_month(now)}, {who} is {j.title} at {j.company} in {j.place}, "
+        f"a job held since {format_month(j.start)}."
+        for j in jobs
+    ]
+    if not jobs and ont.career:
+        last = max(ont.career, key=lambda j: (j.end or now, j.start))
+        sentences.append(
+            f"As of {format_month(now)}, {who} has no current employer listed; the most recent "
+            f"was {last.company} ({_span(last.start, last.end)})."
+        )
+    sentences += [
+        f"{who} currently lives in {r.place}, since {format_month(r.start)}." for r in homes
+    ]
+    return bounded_sections("Current role and home", "", sentences) if sentences else []
+
+
+def _countries_and_cities(ont: Ontology, now: int) -> list[Section]:
+    who = ont.profile.short_name
+    countries: dict[str, list[tuple[Place, int, int | None]]] = {}
+    cities: dict[Place, list[tuple[int, int | None]]] = {}
+    for r in ont.residences:
+        if r.start <= now:
+            countries.setdefault(r.place.country, []).append((r.place, r.start, r.end))
+            cities.setdefault(r.place, []).append((r.start, r.end))
+    country_sentences = []
+    for country, stays in countries.items():
+        months = set().union(*(_months(s, e, now) for _, s, e in stays))
+        ongoing = any(e is None for _, _, e in stays)
+        detail = "; ".join(f"{p.city}: {_span(s, e)}" for p, s, e in stays)
+        verb = "has lived" if ongoing else "lived"
+        total = "so far" if ongoing else "in total"
+        country_sentences.append(
+            f"{who} {verb} in {country_name(country)} for {format_duration(len(months))} "
+            f"{total} ({detail})."
+        )
+    if countries:
+        names = ", ".join(country_name(c) for c in countries)
+        country_sentences.append(f"{who} has lived in {len(countries)} countries: {names}.")
+    city_sentences = []
+    for place, periods in cities.items():
+        months = set().union(*(_months(s, e, now) for s, e in periods))
+        ongoing = any(e is None for _, e in periods)
+        spans = "; ".join(_span(s, e) for s, e in periods)
+        verb = "has lived" if ongoing else "lived"
+        total = " so far" if ongoing else ""
+        city_sentences.append(
+            f"{who} {verb} in {place}, for {format_duration(len(months))}{total} ({spans})."
+        )
+    return [
+        *bounded_sections("Time lived in each country", "", country_sentences),
+        *bounded_sections("Time lived in each city", "", city_sentences),
+    ]
+
+
+def _employers(ont: Ontology, now: int) -> list[Section]:
+    who = ont.profile.short_name
+    sentences = []
+    for company, jobs in _by_company(ont.career, now).items():
+        months = set().union(*(_months(j.start, j.end, now) for j in jobs))
+        ongoing = any(j.end is None for j in jobs)
+        roles = "; ".join(f"{j.title} in {j.place}, {_span(j.start, j.end)}" for j in jobs)
+        if ongoing:
+            sentences.append(
+                f"{who} has worked at {company} for {format_duration(len(months))} so far "
+                f"({roles})."
+            )
+        else:
+            sentences.append(
+                f"{who} worked at {company} for {format_duration(len(months))} ({roles})."
+            )
+    for study in ont.education:
+        if study.start <= now:
+            months = _months(study.start, study.end, now)
+            sentences.append(
+                f"{who} studied at {study.institution} for {format_duration(len(months))} "
+                f"({study.degree}, {_span(study.start, study.end)})."
+            )
+    return bounded_sections("Time at each employer and school", "", sentences)
+
+
+def _by_company(career: Iterable[Job], now: int) -> dict[str, list[Job]]:
+    out: dict[str, list[Job]] = {}
+    for job in sorted(career, key=lambda j: j.start):
+        if job.start <= now:
+            out.setdefault(job.company, []).append(job)
+    return out
+
+
+def _order(ont: Ontology, now: int) -> list[Section]:
+    who = ont.profile.short_name
+    jobs = sorted((j for j in ont.career if j.start <= now), key=lambda j: (j.start, j.company))
+    if not jobs:
+        return []
+    listing = ", ".join(
+        f"{i}. {j.company} ({_span(j.start, j.end)})" for i, j in enumerate(jobs, 1)
+    )
+    sentences = [f"{who}'s employers in order, first to most recent: {listing}."]
+    latest = "current" if jobs[-1].end is None else "most recent"
+    sentences.append(
+        f"{who}'s first employer was {jobs[0].company}; the {latest} one is {jobs[-1].company}."
+    )
+    for before, after in pairwise(jobs):
+        sentences.append(
+            f"After {before.company}, {who} joined {after.company} in {format_month(after.start)}."
+        )
+        sentences.append(f"Right before {after.company}, {who} worked at {before.company}.")
+        if before.end is not None and after.start - before.end > 1:
+            gap_start, gap_end = before.end + 1, after.start - 1
+            places = [
+                str(r.place)
+                for r in ont.residences
+                if r.start <= gap_end and (r.end is None or r.end >= gap_start)
+            ]
+            where = f", living in {' and '.join(places)}" if places else ""
+            sentences.append(
+                f"Between {before.company} and {after.company}, {who} had no employer for "
+                f"{format_duration(gap_end - gap_start + 1)} ({_gap(gap_start, gap_end)}){where}."
+            )
+    return bounded_sections("Order of employers", "", sentences)
+
+
+def _gap(start: int, end: int) -> str:
+    return format_month(start) if start == end else f"{format_month(start)} to {format_month(end)}"
+
+
+def _experience(ont: Ontology, now: int) -> list[Section]:
+    who = ont.profile.short_name
+    jobs = [j for j in ont.career if j.start <= now]
+    if not jobs:
+        return []
+    months = set().union(*(_months(j.start, j.end, now) for j in jobs))
+    first = min(j.start for j in jobs)
+    companies = len({j.company for j in jobs})
+    text = (
+        f"As of {format_month(now)}, {who} has {format_duration(len(months))} of professional "
+        f"experience at {companies} employer{'s' * (companies != 1)}, counting the months "
+        f"employed since {format_month(first)}; time without an employer is not counted."
+    )
+    return bounded_sections("Total professional experience", "", [text])
+
+
+def _years(ont: Ontology, now: int) -> list[Section]:
+    who = ont.profile.short_name
+    starts = [p.start for p in ont.residences] + [p.start for p in ont.career]
+    starts += [p.start for p in ont.education]
+    if not starts:
+        return []
+    first_job = min((j.start for j in ont.career), default=None)
+    out = []
+    for year in range(min(starts) // 12, now // 12 + 1):
+        year_months = set(range(month_index(year, 1), min(month_index(year, 12), now) + 1))
+        lived = [
+            f"{r.place} ({_runs(_months(r.start, r.end, now) & year_months)})"
+            for r in ont.residences
+            if _months(r.start, r.end, now) & year_months
+        ]
+        worked = [
+            f"{j.title} at {j.company} in {j.place} ({_runs(months)})"
+            for j in ont.career
+            if (months := _months(j.start, j.end, now) & year_months)
+        ]
+        studied = [
+            f"{s.institution} ({_runs(_months(s.start, s.end, now) & year_months)})"
+            for s in ont.education
+            if _months(s.start, s.end, now) & year_months
+        ]
+        employed = set().union(*(_months(j.start, j.end, now) for j in ont.career))
+        idle = {m for m in year_months - employed if first_job is not None and m > first_job}
+        clauses = []
+        if lived:
+            clauses.append(f"lived in {' and '.join(lived)}")
+        if worked:
+            clauses.append(f"worked as {' and '.join(worked)}")
+        if studied:
+            clauses.append(f"studied at {' and '.join(studied)}")
+        if idle:
+            clauses.append(f"had no employer ({_runs(idle)})")
+        if clauses:
+            text = f"In {year}, {who} {'; '.join(clauses)}."
+            out += bounded_sections(f"{who} in {year}", "", [text])
+    return out
+
+
+def _runs(months: set[int]) -> str:
+    if len(months) == 12:
+        return "all year"
+    parts = []
+    for _, run in groupby(enumerate(sorted(months)), key=lambda pair: pair[1] - pair[0]):
+        values = [m for _, m in run]
+        a, b = MONTH_NAMES[values[0] % 12], MONTH_NAMES[values[-1] % 12]
+        parts.append(a if a == b else f"{a} to {b}")
+    return ", ".join(parts)
