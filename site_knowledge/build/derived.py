@@ -264,17 +264,21 @@ def _years(ont: Ontology, now: int) -> list[Section]:
         idle = {m for m in year_months - employed if first_job is not None and m > first_job}
         clauses = []
         if lived:
-            clauses.append(f"lived in {' and '.join(lived)}")
+            clauses.append(f"lived in {_join(lived)}")
         if worked:
-            clauses.append(f"worked as {' and '.join(worked)}")
+            clauses.append(f"worked as {_join(worked)}")
         if studied:
-            clauses.append(f"studied at {' and '.join(studied)}")
+            clauses.append(f"studied at {_join(studied)}")
         if idle:
             clauses.append(f"had no employer ({_runs(idle)})")
         if clauses:
             text = f"In {year}, {who} {'; '.join(clauses)}."
             out += bounded_sections(f"{who} in {year}", "", [text])
     return out
+
+
+def _join(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def _runs(months: set[int]) -> str:

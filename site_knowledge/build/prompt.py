@@ -1,0 +1,82 @@
+"""The stable system prompt and the fixed reader texts, rendered once at build time.
+
+The prompt is byte-identical for the same ontology and site name (no dates, no clocks), so
+every reader sends the same prefix and llama.cpp's prompt cache can keep it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+from site_knowledge.build.ontology import Ontology, format_month
+
+MAX_PROMPT_CHARS = 3500
+MAX_PROMPT_PROJECTS = 4
+
+_ENV = Environment(
+    loader=FileSystemLoader(Path(__file__).parent / "templates"),
+    undefined=StrictUndefined,
+    autoescape=False,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    keep_trailing_newline=False,
+)
+
+
+def _span(start: int, end: int | None) -> str:
+    return f"{format_month(start)} to {format_month(end) if end is not None else 'present'}"
+
+
+def render_system_prompt(ont: Ontology, site_name: str) -> str:
+    """Render the system prompt: rules, identity, core timelines and a few projects.
+
+    Args:
+        ont: a validated ontology.
+        site_name: the site's name as visitors see it.
+
+    Returns:
+        The prompt text, deterministic for the same inputs.
+    """
+    template = _ENV.get_template("system_prompt.j2")
+    return (
+        template.render(
+            p=ont.profile,
+            person=ont.profile.short_name,
+            site_name=site_name,
+            rules=ont.rules,
+            career=ont.career,
+            education=ont.education,
+            residences=ont.residences,
+            projects=ont.projects[:MAX_PROMPT_PROJECTS],
+            span=_span,
+        ).strip()
+        + "\n"
+    )
+
+
+def render_site_prompt(site_name: str) -> str:
+    """Render the generic prompt for a site without an ontology: rules only, no identity.
+
+    Args:
+        site_name: the site's name as visitors see it.
+
+    Returns:
+        The prompt text, deterministic for the same input.
+    """
+    template = _ENV.get_template("site_prompt.j2")
+    return template.render(site_name=site_name, person="", rules=()).strip() + "\n"
+
+
+def refusal_text(site_name: str) -> str:
+    """The one-sentence answer when the site holds no evidence for a question."""
+    return f"That isn't covered on this site ({site_name}), so I can't answer it from here."
+
+
+def no_model_text() -> str:
+    """What readers show instead of an answer when no language model is available."""
+    return (
+        "No language model is available right now, so here are the passages from this site "
+        "that best match your question."
+    )
