@@ -1,0 +1,193 @@
+"""The chat box's files for a built site, and the tags that load it on every page.
+
+The MkDocs plugin calls :func:`install_browser_assets` once per build (after the site is written)
+and :func:`launcher_tags` for every page it injects into. Third-party runtime and model files are
+vendored into ``vendor/`` beside this module by ``scripts/setup_browser.sh``; nothing is fetched
+from a CDN unless ``BrowserOptions.cdn`` says so.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+log = logging.getLogger("mkdocs.plugins.site_knowledge.browser")
+
+HERE = Path(__file__).parent
+VENDOR = HERE / "vendor"
+DEFAULT_DEST = "assets/site-knowledge"
+ENGINES = ("gateway", "webllm", "wllama", "search")
+FIRST_PARTY = ("*.js", "*.css", "engines/*.js")
+# Vendored files each engine needs; the rest are always shipped (query encoder, tokenizer).
+ENGINE_FILES = {"webllm": ("web-llm/",), "wllama": ("wllama/", "models/")}
+
+
+@dataclass
+class BrowserOptions:
+    """What the plugin exposes as configuration for the chat box.
+
+    Attributes:
+        gateways: base URLs of gateways, tried in order (``POST {url}/api/ask``).
+        engines: engine order; any of ``gateway``, ``webllm``, ``wllama``, ``search``.
+        webllm_model: MLC model id used when the WebGPU adapter has ``shader-f16``.
+        webllm_model_f32: MLC model id used otherwise.
+        webllm_url: base URL where the MLC weights (``{url}/{model_id}/resolve/main/...``) and
+            model library (``{url}/{model_id}-webgpu.wasm``) are self-hosted; None means not
+            hosted, so WebLLM is skipped unless ``cdn`` is true.
+        wllama_model: GGUF path under ``vendor/`` (default: the vendored SmolLM2-135M Q8_0,
+            whose file name carries its content hash).
+        wllama_n_ctx: context size for the CPU model.
+        wllama_n_threads: most threads for the CPU model (1 unless the site is cross-origin
+            isolated).
+        cdn: allow WebLLM to fetch its prebuilt model and library from their public hosts.
+        top_k: passages retrieved per question.
+        shortcut: the letter that opens the box with Ctrl or ⌘.
+    """
+
+    gateways: list[str] = field(default_factory=list)
+    engines: list[str] = field(default_factory=lambda: list(ENGINES))
+    webllm_model: str = "SmolLM2-360M-Instruct-q4f16_1-MLC"
+    webllm_model_f32: str = "SmolLM2-360M-Instruct-q4f32_1-MLC"
+    webllm_url: str | None = None
+    wllama_model: str | None = None
+    wllama_n_ctx: int = 2048
+    wllama_n_threads: int = 4
+    cdn: bool = False
+    top_k: int = 4
+
+    def __post_init__(self) -> None:
+        unknown = [name for name in self.engines if name not in ENGINES]
+        if unknown:
+            raise ValueError(f"unknown chat engine(s) {unknown}; known: {list(ENGINES)}")
+
+
+@cache
+def vendor_manifest() -> dict[str, object]:
+    """``vendor/manifest.json`` written by ``scripts/setup_browser.sh`` (empty when absent)."""
+    path = VENDOR / "manifest.json"
+    if not path.is_file():
+        return {}
+    manifest: dict[str, object] = json.loads(path.read_text(encoding="utf-8"))
+    return manifest
+
+
+def _wanted_vendor_files(options: BrowserOptions) -> list[str]:
+    files = vendor_manifest().get("files", {})
+    assert isinstance(files, dict)
+    skipped = [
+        prefix
+        for engine, prefixes in ENGINE_FILES.items()
+        if engine not in options.engines
+        for prefix in prefixes
+    ]
+    model = _wllama_model(options)
+    wanted = []
+    for name in files:
+        if any(name.startswith(prefix) for prefix in skipped):
+            continue
+        if name.startswith("models/") and name != model:
+            continue
+        wanted.append(name)
+    return wanted
+
+
+def _wllama_model(options: BrowserOptions) -> str | None:
+    if options.wllama_model:
+        return options.wllama_model
+    model = vendor_manifest().get("wllama_model")
+    return model if isinstance(model, str) else None
+
+
+def _place(src: Path, dst: Path) -> None:
+    """Hard-link when possible (vendored models are large), else copy."""
+    if dst.exists():
+        if dst.stat().st_size == src.stat().st_size and dst.stat().st_mtime >= src.stat().st_mtime:
+            return
+        dst.unlink()
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
+
+
+def install_browser_assets(site_dir: Path, dest: str, options: BrowserOptions) -> int:
+    """Copy the chat box's first-party and vendored files into ``site_dir/dest``.
+
+    Args:
+        site_dir: the built site's folder.
+        dest: folder under the site root, e.g. ``assets/site-knowledge`` (the artifact goes there
+            too).
+        options: the chat box's configuration.
+
+    Returns:
+        The number of bytes placed.
+    """
+    target = site_dir / dest.strip("/")
+    total = 0
+    for pattern in FIRST_PARTY:
+        for src in sorted(HERE.glob(pattern)):
+            dst = target / src.relative_to(HERE)
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, dst)
+            total += src.stat().st_size
+    if not vendor_manifest():
+        log.warning(
+            "site-knowledge: the chat box's runtime is not vendored; run scripts/setup_browser.sh"
+        )
+        return total
+    for name in _wanted_vendor_files(options):
+        src = VENDOR / name
+        _place(src, target / "vendor" / name)
+        total += src.stat().st_size
+    return total
+
+
+def browser_config(root_prefix: str, options: BrowserOptions) -> dict[str, object]:
+    """The JSON the launcher reads from ``#site-knowledge-config``."""
+    return {
+        "version": 1,
+        "root": root_prefix or "./",
+        "artifact": "site-knowledge.json",
+        "gateways": list(options.gateways),
+        "engines": list(options.engines),
+        "top_k": options.top_k,
+        "cdn": options.cdn,
+        "webllm": {
+            "model": options.webllm_model,
+            "model_f32": options.webllm_model_f32,
+            "url": options.webllm_url,
+            "n_ctx": options.wllama_n_ctx,
+        },
+        "wllama": {
+            "model": _wllama_model(options),
+            "n_ctx": options.wllama_n_ctx,
+            "n_threads": options.wllama_n_threads,
+        },
+    }
+
+
+def launcher_tags(root_prefix: str, dest: str, options: BrowserOptions) -> str:
+    """The HTML the plugin injects before ``</body>`` of every page that keeps the box.
+
+    Args:
+        root_prefix: relative path from the page to the site root, e.g. ``"../../"`` or ``""``.
+        dest: the assets folder under the site root.
+        options: the chat box's configuration.
+
+    Returns:
+        A config ``<script type="application/json">`` and the launcher's module script.
+    """
+    prefix = root_prefix if not root_prefix or root_prefix.endswith("/") else root_prefix + "/"
+    payload = json.dumps(browser_config(prefix, options), separators=(",", ":"))
+    payload = payload.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    src = f"{prefix}{dest.strip('/')}/launcher.js"
+    return (
+        f'<script type="application/json" id="site-knowledge-config">{payload}</script>\n'
+        f'<script type="module" src="{src}"></script>\n'
+    )

@@ -1,0 +1,371 @@
+// The chat box: one per tab, mounted on first open and kept across Material's instant
+// navigation. It searches in a worker, refuses off-topic questions before any engine, then asks
+// the engines in the configured order, saying out loud every time it falls back.
+
+import { runGateway } from "./engines/gateway.js";
+import { loadWllama, probeWebGPU, runWebLLM, runWllama } from "./engines/local.js";
+import { runSearchOnly } from "./engines/search.js";
+import {
+  buildMessages,
+  citationsOf,
+  dropUnknownCitations,
+  fitEvidence,
+  fitHistory,
+  freezeAnswer,
+} from "./prompt.js";
+import { retrievalQuery } from "./retrieval.js";
+
+const ENGINES = { gateway: runGateway, webllm: runWebLLM, wllama: runWllama, search: runSearchOnly };
+const FORGET = /^\s*\/?forget\s*$/i;
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (key === "class") node.className = value;
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else if (value !== null && value !== undefined) node.setAttribute(key, value);
+  }
+  node.append(...children.filter((c) => c !== null && c !== undefined));
+  return node;
+}
+
+class Worker_ {
+  constructor(url) {
+    this.worker = new Worker(url, { type: "module" });
+    this.pending = new Map();
+    this.next = 1;
+    this.worker.onmessage = ({ data }) => {
+      const job = this.pending.get(data.id);
+      if (!job) return;
+      if (data.progress) return job.onProgress(data.progress);
+      this.pending.delete(data.id);
+      if (data.error) job.reject(new Error(data.error));
+      else job.resolve(data.result);
+    };
+  }
+
+  call(message, onProgress = () => {}) {
+    const id = this.next++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject, onProgress });
+      this.worker.postMessage({ id, ...message });
+    });
+  }
+}
+
+/** The view of one exchange in the log. */
+class ExchangeView {
+  constructor(log, question) {
+    this.notes = el("ul", { class: "skn-notes" });
+    this.line = el("p", { class: "skn-queue", hidden: "" });
+    this.text = el("div", { class: "skn-text", "aria-busy": "true" });
+    this.list = el("div", { class: "skn-passages" });
+    this.cites = el("ol", { class: "skn-cites", "aria-label": "Sources" });
+    this.by = el("p", { class: "skn-by" });
+    this.node = el(
+      "div",
+      { class: "skn-exchange" },
+      el("p", { class: "skn-q" }, question),
+      el("div", { class: "skn-a" }, this.notes, this.line, this.text, this.list, this.cites, this.by),
+    );
+    log.append(this.node);
+    this.log = log;
+  }
+
+  scroll() {
+    this.log.scrollTop = this.log.scrollHeight;
+  }
+
+  note(message) {
+    this.notes.append(el("li", {}, message));
+    this.scroll();
+  }
+
+  queued(position) {
+    if (position === null || position === undefined) {
+      this.line.hidden = true;
+      return;
+    }
+    this.line.hidden = false;
+    this.line.textContent = `The answer server is busy: you are number ${position} in line.`;
+  }
+
+  append(delta) {
+    this.text.textContent += delta;
+    this.scroll();
+  }
+
+  passages(results) {
+    this.list.replaceChildren(
+      ...results.map((r) =>
+        el(
+          "article",
+          {},
+          el("a", { href: r.href }, r.heading && r.heading !== r.title ? `${r.title} › ${r.heading}` : r.title),
+          el("p", {}, r.text.length > 280 ? r.text.slice(0, 280).replace(/\s+\S*$/, "") + " …" : r.text),
+        ),
+      ),
+    );
+  }
+
+  finish({ text, citations, by }) {
+    this.text.textContent = text;
+    this.text.setAttribute("aria-busy", "false");
+    this.queued(null);
+    this.cites.replaceChildren(
+      ...(citations || []).map((c) => el("li", { value: c.n }, el("a", { href: c.href }, c.title || c.url))),
+    );
+    this.cites.hidden = !(citations && citations.length);
+    this.by.textContent = by ? `Answered by ${by}.` : "";
+    this.scroll();
+  }
+}
+
+class ChatBox {
+  constructor(config, base) {
+    this.config = config;
+    this.base = base;
+    this.vendorBase = new URL("vendor/", base).href;
+    this.root = new URL(config.root || "./", document.baseURI).href;
+    this.history = [];
+    this.queue = Promise.resolve();
+    this.stats = { engineCalls: { gateway: 0, webllm: 0, wllama: 0, search: 0 }, lastTimings: null };
+    this.worker = new Worker_(new URL("search-worker.js", base));
+    this.bars = new Map();
+    this.mount();
+  }
+
+  mount() {
+    document.head.append(el("link", { rel: "stylesheet", href: new URL("chat.css", this.base).href }));
+    this.status = el("div", { class: "skn-status", role: "status", "aria-live": "polite" });
+    this.log = el("div", { class: "skn-log", role: "log", "aria-live": "polite", "aria-label": "Conversation" });
+    this.input = el("textarea", {
+      id: "skn-input",
+      rows: "2",
+      placeholder: "Ask about this site. Type “forget” to clear the conversation.",
+      onkeydown: (e) => {
+        if (e.key === "Enter" && !e.shiftKey) {
+          e.preventDefault();
+          this.form.requestSubmit();
+        }
+      },
+    });
+    this.form = el(
+      "form",
+      {
+        class: "skn-form",
+        onsubmit: (e) => {
+          e.preventDefault();
+          const q = this.input.value;
+          this.input.value = "";
+          if (q.trim()) this.ask(q);
+        },
+      },
+      el("label", { for: "skn-input", class: "skn-sr" }, "Your question"),
+      this.input,
+      el("button", { type: "submit" }, "Ask"),
+    );
+    this.box = el(
+      "section",
+      { class: "skn-box", role: "dialog", "aria-modal": "false", "aria-labelledby": "skn-title", hidden: "" },
+      el(
+        "header",
+        {},
+        el("h2", { id: "skn-title" }, "Ask this site"),
+        el("button", { type: "button", class: "skn-close", "aria-label": "Close", onclick: () => this.close() }, "×"),
+      ),
+      this.status,
+      this.log,
+      this.form,
+    );
+    this.box.addEventListener("keydown", (e) => {
+      if (e.key === "Escape") this.close();
+    });
+    this.wrapper = el("div", { id: "site-knowledge", class: "skn-root" }, this.box);
+    document.body.append(this.wrapper);
+    const scheme = () => this.wrapper.classList.toggle("skn-dark", isDark());
+    scheme();
+    const observer = new MutationObserver(scheme);
+    observer.observe(document.body, { attributes: true, attributeFilter: ["data-md-color-scheme"] });
+    observer.observe(document.documentElement, { attributes: true, attributeFilter: ["data-bs-theme", "data-theme"] });
+    matchMedia("(prefers-color-scheme: dark)").addEventListener("change", scheme);
+  }
+
+  progress(what, loaded, total) {
+    let bar = this.bars.get(what);
+    if (!bar) {
+      const meter = el("progress", { max: "1", value: "0" });
+      const label = el("span", {}, `Loading ${what}`);
+      bar = { node: el("div", { class: "skn-bar" }, label, meter), meter, label };
+      this.bars.set(what, bar);
+      this.status.append(bar.node);
+    }
+    const fraction = total ? Math.min(1, loaded / total) : 0;
+    bar.meter.value = fraction;
+    const mb = total > 1 ? ` (${(total / 1048576).toFixed(1)} MB)` : "";
+    bar.label.textContent = fraction >= 1 ? `Loaded ${what}${mb}` : `Loading ${what}${mb}`;
+    if (fraction >= 1) setTimeout(() => bar.node.remove(), 1500);
+  }
+
+  ready() {
+    this.loading ||= this.worker
+      .call({ type: "init", artifactUrl: new URL(this.config.artifact, this.base).href, vendorBase: this.vendorBase }, (p) =>
+        this.progress(p.what === "artifact" ? "site index" : "query encoder", p.loaded, p.total),
+      )
+      .then((init) => {
+        this.meta = init.meta;
+        return init;
+      });
+    return this.loading;
+  }
+
+  open() {
+    const wasHidden = this.box.hidden;
+    this.box.hidden = false;
+    this.opener = wasHidden ? document.activeElement : this.opener;
+    this.input.focus();
+    this.ready().then(() => this.warm(), (error) => this.fail(error));
+    return this;
+  }
+
+  close() {
+    this.box.hidden = true;
+    if (this.opener && this.opener.isConnected) this.opener.focus();
+  }
+
+  fail(error) {
+    this.status.append(el("p", { class: "skn-error" }, `The chat box could not load: ${error.message}`));
+  }
+
+  /** When the box opens: if no gateway answers and WebGPU is absent, warm the CPU model. */
+  async warm() {
+    if (this.warmed) return;
+    this.warmed = true;
+    const engines = this.config.engines;
+    if (!engines.includes("wllama")) return;
+    if (engines.includes("gateway") && (await this.gatewayUp())) return;
+    if (engines.includes("webllm") && (await probeWebGPU()).ok) return;
+    loadWllama(this.context()).catch(() => {});
+  }
+
+  async gatewayUp() {
+    for (const gateway of this.config.gateways) {
+      try {
+        const url = new URL("healthz", gateway.endsWith("/") ? gateway : gateway + "/");
+        const response = await fetch(url, { signal: AbortSignal.timeout(3000) });
+        if (response.ok) return true;
+      } catch {}
+    }
+    return false;
+  }
+
+  context(extra = {}) {
+    return {
+      config: this.config,
+      vendorBase: this.vendorBase,
+      system: this.meta.prompt.system,
+      meta: this.meta,
+      progress: (what, loaded, total) => this.progress(what, loaded, total),
+      answerTokens: this.meta.prompt.budgets.browser.answer_tokens,
+      ...extra,
+    };
+  }
+
+  href(url) {
+    return new URL(url, this.root).href;
+  }
+
+  async search(question, { topK = this.config.top_k, mode = "hybrid" } = {}) {
+    await this.ready();
+    const found = await this.worker.call({ type: "search", text: question, topK, mode });
+    for (const r of found.results) r.href = this.href(r.url);
+    this.stats.lastTimings = found.timings;
+    return found;
+  }
+
+  forget() {
+    this.history = [];
+  }
+
+  ask(question) {
+    const run = this.queue.then(() => this.answer(question));
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
+  async answer(question) {
+    const view = new ExchangeView(this.log, question);
+    if (FORGET.test(question)) {
+      this.forget();
+      const text = "Done: the earlier questions and answers are forgotten.";
+      view.finish({ text, citations: [], by: null });
+      return { text, citations: [], engine: "none", refused: false };
+    }
+    try {
+      await this.ready();
+    } catch (error) {
+      const text = `The site index could not load (${error.message}).`;
+      view.finish({ text, citations: [], by: null });
+      return { text, citations: [], engine: "none", refused: false, error: true };
+    }
+    const started = performance.now();
+    const query = retrievalQuery(question, this.history, this.meta.retrieval.followup_turns);
+    const found = await this.search(query);
+    if (!found.gate.answerable) {
+      const text = this.meta.prompt.refusal;
+      view.finish({ text, citations: [], by: "the site's relevance check (nothing on this site matches)" });
+      return { text, citations: [], engine: "gate", refused: true, ms: performance.now() - started, gate: found.gate };
+    }
+    const budget = this.meta.prompt.budgets.browser;
+    const history = fitHistory(this.history, budget);
+    const evidence = fitEvidence(found.results, budget);
+    const messages = buildMessages(this.meta.prompt.system, history, evidence, question);
+    const ctx = this.context({ question, history, found, evidence, messages, view });
+    for (const name of this.config.engines) {
+      const engine = ENGINES[name];
+      if (!engine) continue;
+      this.stats.engineCalls[name] += 1;
+      const result = await engine(ctx);
+      if (result.status === "unavailable") continue;
+      if (result.status === "stop") {
+        view.finish({ text: result.text, citations: [], by: null });
+        return { text: result.text, citations: [], engine: name, refused: false, stopped: true };
+      }
+      let { text, citations } = result;
+      if (name !== "gateway" && name !== "search") {
+        text = dropUnknownCitations(text, evidence).trim();
+        citations = citationsOf(text, evidence);
+      }
+      citations = citations.map((c) => ({ ...c, href: this.href(c.url) }));
+      view.finish({ text, citations, by: result.by });
+      if (result.keepInMemory !== false && !result.refused && text) {
+        this.history.push({ question, answer: freezeAnswer(text) });
+        this.history = this.history.slice(-budget.max_exchanges);
+      }
+      return {
+        text,
+        citations: citations.map(({ url, title, href }) => ({ url: href, title, path: url })),
+        engine: name,
+        by: result.by,
+        refused: Boolean(result.refused),
+        timing: result.timing,
+        ms: performance.now() - started,
+      };
+    }
+    const text = "No way to answer is available here.";
+    view.finish({ text, citations: [], by: null });
+    return { text, citations: [], engine: "none", refused: false };
+  }
+}
+
+function isDark() {
+  const md = document.body.getAttribute("data-md-color-scheme");
+  if (md) return md === "slate";
+  const bs = document.documentElement.getAttribute("data-bs-theme") || document.documentElement.getAttribute("data-theme");
+  if (bs) return bs === "dark";
+  return matchMedia("(prefers-color-scheme: dark)").matches;
+}
+
+export function mount(config, base) {
+  return new ChatBox(config, base);
+}

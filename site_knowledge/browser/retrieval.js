@@ -1,0 +1,290 @@
+// The JavaScript twin of site_knowledge/retrieval (SPEC.md): tokenizer, BM25, dense, fusion,
+// gate. Pure functions over the artifact; no DOM, so the search worker and node tests share it.
+
+export const SCHEMA = "site-knowledge/1";
+export const TOKENIZER = "sk-words/1";
+const WORD = /[\p{L}\p{N}]+/gu;
+const DIGITS = /^\p{Nd}$/u;
+
+function foldPlural(token) {
+  if (token.length > 4 && token.endsWith("ies")) return token.slice(0, -3) + "y";
+  if (token.length > 3 && token.endsWith("s") && !/(ss|us|is)$/.test(token)) {
+    return token.slice(0, -1);
+  }
+  return token;
+}
+
+/** sk-words/1: NFKC, lower case, letter/digit runs, stopwords, one-char non-digits, plurals. */
+export function tokenize(text, stopwords) {
+  const words = text.normalize("NFKC").toLowerCase().match(WORD) || [];
+  const out = [];
+  for (const word of words) {
+    if (stopwords.has(word)) continue;
+    if ([...word].length < 2 && !DIGITS.test(word)) continue;
+    out.push(foldPlural(word));
+  }
+  return out;
+}
+
+/** The passage text that is tokenized and embedded (SPEC.md, "Indexed text"). */
+export function indexedText(passage, source) {
+  const title = source.title;
+  const heading = passage.heading || "";
+  if (!heading || heading === title) return `${title}: ${passage.text}`;
+  return `${title} > ${heading}: ${passage.text}`;
+}
+
+function idf(size, df) {
+  return Math.log(1 + (size - df + 0.5) / (df + 0.5));
+}
+
+/** A BM25 index over tokenized documents, postings precomputed as idf-weighted impacts. */
+export class BM25 {
+  constructor(documents, k1, b) {
+    this.size = documents.length;
+    let total = 0;
+    for (const doc of documents) total += doc.length;
+    const average = this.size && total ? total / this.size : 1;
+    const postings = new Map();
+    documents.forEach((doc, index) => {
+      const counts = new Map();
+      for (const term of doc) counts.set(term, (counts.get(term) || 0) + 1);
+      const norm = k1 * (1 - b + (b * doc.length) / average);
+      for (const [term, tf] of counts) {
+        let list = postings.get(term);
+        if (!list) postings.set(term, (list = []));
+        list.push(index, (tf * (k1 + 1)) / (tf + norm));
+      }
+    });
+    this.postings = new Map();
+    for (const [term, list] of postings) {
+      const df = list.length / 2;
+      const weight = idf(this.size, df);
+      const rows = new Int32Array(df);
+      const values = new Float64Array(df);
+      for (let i = 0; i < df; i++) {
+        rows[i] = list[2 * i];
+        values[i] = list[2 * i + 1] * weight;
+      }
+      this.postings.set(term, { rows, values });
+    }
+  }
+
+  df(term) {
+    const posting = this.postings.get(term);
+    return posting ? posting.rows.length : 0;
+  }
+
+  scores(terms) {
+    const total = new Float64Array(this.size);
+    for (const term of new Set(terms)) {
+      const posting = this.postings.get(term);
+      if (!posting) continue;
+      const { rows, values } = posting;
+      for (let i = 0; i < rows.length; i++) total[rows[i]] += values[i];
+    }
+    return total;
+  }
+
+  coverage(terms) {
+    let seen = 0;
+    let all = 0;
+    for (const term of new Set(terms)) {
+      const df = this.df(term);
+      const weight = idf(this.size, df);
+      all += weight;
+      if (df > 0) seen += weight;
+    }
+    return all === 0 ? 0 : seen / all;
+  }
+}
+
+/** Indices of the `limit` best scores, ties by index ascending. */
+export function ranked(scores, limit, positiveOnly = false) {
+  const order = [];
+  for (let i = 0; i < scores.length; i++) if (!positiveOnly || scores[i] > 0) order.push(i);
+  order.sort((a, b) => scores[b] - scores[a] || a - b);
+  return order.slice(0, limit);
+}
+
+function rankMap(order) {
+  const map = new Map();
+  order.forEach((index, i) => map.set(index, i + 1));
+  return map;
+}
+
+/** Keep at most `cap` passages per source until `topK`; fill from the skipped ones. */
+export function diverseTop(order, sourceOf, topK, cap) {
+  const kept = [];
+  const skipped = [];
+  const perSource = new Map();
+  for (const index of order) {
+    if (kept.length === topK) break;
+    const source = sourceOf[index];
+    const count = perSource.get(source) || 0;
+    if (count < cap) {
+      perSource.set(source, count + 1);
+      kept.push(index);
+    } else {
+      skipped.push(index);
+    }
+  }
+  return kept.concat(skipped.slice(0, topK - kept.length));
+}
+
+/** Dequantize the sidecar into float32 rows (Math.fround matches numpy's float32 product). */
+export function dequantize(buffer, count, dimension) {
+  const bytes = new Uint8Array(buffer);
+  const expected = count * dimension + 4 * count;
+  if (bytes.byteLength !== expected) {
+    throw new Error(`vectors sidecar has ${bytes.byteLength} bytes, expected ${expected}`);
+  }
+  const rows = new Int8Array(bytes.buffer, bytes.byteOffset, count * dimension);
+  const scales = new DataView(bytes.buffer, bytes.byteOffset + count * dimension, 4 * count);
+  const out = new Float32Array(count * dimension);
+  for (let i = 0; i < count; i++) {
+    const scale = scales.getFloat32(4 * i, true);
+    for (let j = 0; j < dimension; j++) out[i * dimension + j] = rows[i * dimension + j] * scale;
+  }
+  return out;
+}
+
+function dotRows(matrix, rowCount, dimension, query) {
+  const out = new Float64Array(rowCount);
+  for (let i = 0; i < rowCount; i++) {
+    let sum = 0;
+    const base = i * dimension;
+    for (let j = 0; j < dimension; j++) sum += matrix[base + j] * query[j];
+    out[i] = Math.fround(sum);
+  }
+  return out;
+}
+
+function meanUnitRows(matrix, groups, size, dimension) {
+  const sums = new Float64Array(size * dimension);
+  groups.forEach((group, i) => {
+    for (let j = 0; j < dimension; j++) sums[group * dimension + j] += matrix[i * dimension + j];
+  });
+  const out = new Float32Array(size * dimension);
+  for (let g = 0; g < size; g++) {
+    let norm = 0;
+    for (let j = 0; j < dimension; j++) norm += sums[g * dimension + j] ** 2;
+    norm = Math.max(Math.sqrt(norm), 1e-12);
+    for (let j = 0; j < dimension; j++) out[g * dimension + j] = sums[g * dimension + j] / norm;
+  }
+  return out;
+}
+
+/** Everything a query needs, computed once when the artifact loads. */
+export class Index {
+  /**
+   * @param {object} artifact the parsed site-knowledge.json
+   * @param {ArrayBuffer} vectorBytes the sidecar's bytes
+   */
+  constructor(artifact, vectorBytes) {
+    if (artifact.schema !== SCHEMA) throw new Error(`unknown artifact schema ${artifact.schema}`);
+    if (artifact.lexical.tokenizer !== TOKENIZER) {
+      throw new Error(`unknown tokenizer ${artifact.lexical.tokenizer}`);
+    }
+    this.artifact = artifact;
+    this.stopwords = new Set(artifact.lexical.stopwords);
+    const sources = artifact.sources;
+    const sourceIndex = new Map(sources.map((s, i) => [s.id, i]));
+    this.passages = artifact.passages;
+    this.sourceOf = this.passages.map((p) => sourceIndex.get(p.source));
+    const { k1, b } = artifact.lexical;
+    const docs = this.passages.map((p, i) =>
+      tokenize(indexedText(p, sources[this.sourceOf[i]]), this.stopwords),
+    );
+    this.bm25 = new BM25(docs, k1, b);
+    const pageDocs = sources.map(() => []);
+    docs.forEach((doc, i) => {
+      const page = pageDocs[this.sourceOf[i]];
+      for (const t of doc) page.push(t);
+    });
+    this.pageBm25 = new BM25(pageDocs, k1, b);
+    const { count, dimension } = artifact.vectors;
+    if (count !== this.passages.length) throw new Error("vectors count != passages");
+    this.dimension = dimension;
+    this.vectors = dequantize(vectorBytes, count, dimension);
+    this.pageVectors = meanUnitRows(this.vectors, this.sourceOf, sources.length, dimension);
+  }
+
+  /**
+   * Rank passages for a retrieval query (SPEC.md, "Fusion" and "Gate").
+   * @param {string} text the retrieval query (follow-ups already joined)
+   * @param {Float32Array} queryVector its L2-normalised embedding
+   * @param {{topK?: number, mode?: "hybrid"|"bm25"|"dense"}} options
+   */
+  search(text, queryVector, { topK = 4, mode = "hybrid" } = {}) {
+    const cfg = this.artifact.retrieval;
+    const gateCfg = this.artifact.gate;
+    const terms = tokenize(text, this.stopwords);
+    const bm25 = this.bm25.scores(terms);
+    const dense = dotRows(this.vectors, this.passages.length, this.dimension, queryVector);
+    const bm25Order = ranked(bm25, cfg.candidates, true);
+    const denseOrder = ranked(dense, cfg.candidates);
+    let order;
+    let score;
+    if (mode === "bm25") {
+      order = ranked(bm25, this.passages.length, true);
+      score = bm25;
+    } else if (mode === "dense") {
+      order = ranked(dense, this.passages.length);
+      score = dense;
+    } else {
+      const nSources = this.artifact.sources.length;
+      const pageBm25 = this.pageBm25.scores(terms);
+      const pageDense = dotRows(this.pageVectors, nSources, this.dimension, queryVector);
+      const rb = rankMap(bm25Order);
+      const rd = rankMap(denseOrder);
+      const rpb = rankMap(ranked(pageBm25, cfg.page_candidates, true));
+      const rpd = rankMap(ranked(pageDense, cfg.page_candidates));
+      const w = cfg.weights;
+      const k = cfg.rrf_k;
+      const candidates = [...new Set([...bm25Order, ...denseOrder])];
+      const rrf = new Map();
+      for (const p of candidates) {
+        const s = this.sourceOf[p];
+        let value = 0;
+        if (rb.has(p)) value += w.bm25 / (k + rb.get(p));
+        if (rd.has(p)) value += w.dense / (k + rd.get(p));
+        if (rpb.has(s)) value += w.page_bm25 / (k + rpb.get(s));
+        if (rpd.has(s)) value += w.page_dense / (k + rpd.get(s));
+        rrf.set(p, value);
+      }
+      order = candidates.sort((a, b) => rrf.get(b) - rrf.get(a) || a - b);
+      score = { get: (i) => rrf.get(i) };
+    }
+    const top = diverseTop(order, this.sourceOf, topK, cfg.per_page_cap);
+    const cosine = denseOrder.length ? dense[denseOrder[0]] : -1;
+    const coverage = this.bm25.coverage(terms);
+    const answerable =
+      (terms.length > 0 && coverage >= gateCfg.min_coverage && cosine >= gateCfg.min_cosine) ||
+      cosine >= gateCfg.strong_cosine;
+    const sources = this.artifact.sources;
+    const results = top.map((i, rank) => {
+      const p = this.passages[i];
+      const src = sources[this.sourceOf[i]];
+      return {
+        rank: rank + 1,
+        id: p.id,
+        source: p.source,
+        title: src.title,
+        heading: p.heading,
+        url: p.url,
+        text: p.text,
+        authority: src.authority,
+        score: typeof score.get === "function" ? score.get(i) : score[i],
+      };
+    });
+    return { query: text, terms, results, gate: { answerable, coverage, cosine } };
+  }
+}
+
+/** The retrieval query: the previous question joined to the new one (SPEC.md, "Follow-ups"). */
+export function retrievalQuery(question, history, followupTurns) {
+  if (!followupTurns || !history.length) return question;
+  const earlier = history.slice(-followupTurns).map((turn) => turn.question);
+  return [...earlier, question].join(" ");
+}
