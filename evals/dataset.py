@@ -122,8 +122,16 @@ def parse_item(raw: object, where: str) -> Item:
     if not isinstance(must_refuse, bool) or not isinstance(may_refuse, bool):
         raise DatasetError(f"{where}: must_refuse and may_refuse are booleans")
     unknown = set(raw) - {
-        "id", "category", "question", "history", "facts", "forbidden", "sources",
-        "must_refuse", "may_refuse", "note",
+        "id",
+        "category",
+        "question",
+        "history",
+        "facts",
+        "forbidden",
+        "sources",
+        "must_refuse",
+        "may_refuse",
+        "note",
     }
     if unknown:
         raise DatasetError(f"{where}: unknown keys {sorted(unknown)}")

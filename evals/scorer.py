@@ -129,9 +129,7 @@ def urls_in(text: str) -> list[str]:
     return found
 
 
-def _check_citations(
-    item: Item, answer: Answer, site: SiteIndex | None, notes: list[str]
-) -> int:
+def _check_citations(item: Item, answer: Answer, site: SiteIndex | None, notes: list[str]) -> int:
     """Points lost (0 or 1) on citations; appends the reasons."""
     problems: list[str] = []
     by_n = {c.n: c for c in answer.citations}
@@ -177,9 +175,15 @@ def score_answer(item: Item, answer: Answer, site: SiteIndex | None = None) -> S
     lost = 0
     text = normalise(answer.text)
     if answer.error:
-        return Score(item.id, item.category, 0, MAX_SCORE,
-                     [f"-3 engine error: {answer.error}"], refused=False,
-                     facts_total=len(item.facts))
+        return Score(
+            item.id,
+            item.category,
+            0,
+            MAX_SCORE,
+            [f"-3 engine error: {answer.error}"],
+            refused=False,
+            facts_total=len(item.facts),
+        )
 
     found = [f for f in item.facts if first_match(f, text) is not None]
     missing = [f for f in item.facts if f not in found]
@@ -202,8 +206,9 @@ def score_answer(item: Item, answer: Answer, site: SiteIndex | None = None) -> S
         share = len(missing) / len(item.facts)
         cost = min(2, math.ceil(2 * share))
         lost += cost
-        notes.append(f"-{cost} missing facts ({len(missing)}/{len(item.facts)}): "
-                     f"{[f[0] for f in missing]}")
+        notes.append(
+            f"-{cost} missing facts ({len(missing)}/{len(item.facts)}): {[f[0] for f in missing]}"
+        )
 
     claims = [hit for f in item.forbidden if (hit := first_match(f, text)) is not None]
     if claims:

@@ -136,14 +136,17 @@ def test_must_refuse() -> None:
 
 
 def test_false_premise_correction_or_refusal() -> None:
-    corrected = Answer("She doesn't have an MBA; her CV lists no such degree [1].",
-                       citations=[Citation(1, "cv/", "CV")])
+    corrected = Answer(
+        "She doesn't have an MBA; her CV lists no such degree [1].",
+        citations=[Citation(1, "cv/", "CV")],
+    )
     assert score_answer(FALSE_PREMISE, corrected, SITE).score == 3
     declined = score_answer(FALSE_PREMISE, Answer("That is not on this site.", refused=True), SITE)
     assert declined.score == 3
     fabricated = score_answer(
-        FALSE_PREMISE, Answer("She got her MBA at Wharton in 2015 [1].",
-                              citations=[Citation(1, "cv/", "CV")]), SITE
+        FALSE_PREMISE,
+        Answer("She got her MBA at Wharton in 2015 [1].", citations=[Citation(1, "cv/", "CV")]),
+        SITE,
     )
     assert fabricated.score == 0
     assert any("forbidden claim" in n for n in fabricated.notes)
@@ -175,8 +178,11 @@ def test_site_resolve() -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["I can't help with that.", "There is no information about that on this site.",
-     "That isn't covered by this site."],
+    [
+        "I can't help with that.",
+        "There is no information about that on this site.",
+        "That isn't covered by this site.",
+    ],
 )
 def test_refusal_phrases(text: str) -> None:
     assert is_refusal(Answer(text))
@@ -184,9 +190,14 @@ def test_refusal_phrases(text: str) -> None:
 
 def test_parse_item_round_trip() -> None:
     item = parse_item(
-        {"id": "f-1", "category": "followup", "question": "And then?",
-         "history": [{"question": "Where first?", "answer": "Oslo."}],
-         "facts": [["Bergen"], "re:20(1|2)\\d"], "sources": ["career"]},
+        {
+            "id": "f-1",
+            "category": "followup",
+            "question": "And then?",
+            "history": [{"question": "Where first?", "answer": "Oslo."}],
+            "facts": [["Bergen"], "re:20(1|2)\\d"],
+            "sources": ["career"],
+        },
         "t:1",
     )
     assert item.history == (Exchange("Where first?", "Oslo."),)

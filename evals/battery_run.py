@@ -1,0 +1,145 @@
+"""Run the battery against an engine, score every answer and build the report document."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from evals.artifact import SiteIndex, sha256_file
+from evals.dataset import CATEGORIES, Battery, Item
+from evals.engines import Engine
+from evals.retrieval_eval import percentile
+from evals.scorer import Answer, Score, score_answer
+
+
+def run(
+    battery: Battery,
+    engine: Engine,
+    site: SiteIndex | None,
+    items: Sequence[Item] | None = None,
+    progress: Callable[[Item, Score], None] | None = None,
+) -> list[tuple[Item, Answer, Score]]:
+    """Ask every item in order and score it."""
+    out: list[tuple[Item, Answer, Score]] = []
+    for item in items if items is not None else battery.items:
+        answer = engine.ask(item)
+        score = score_answer(item, answer, site)
+        out.append((item, answer, score))
+        if progress:
+            progress(item, score)
+    return out
+
+
+def summary(results: Sequence[tuple[Item, Answer, Score]]) -> dict[str, Any]:
+    """Totals and per-category scores, in the battery's category order."""
+    by_category: dict[str, dict[str, Any]] = {}
+    for category in CATEGORIES:
+        scores = [s for _, _, s in results if s.category == category]
+        if not scores:
+            continue
+        got, top = sum(s.score for s in scores), sum(s.max_score for s in scores)
+        by_category[category] = {
+            "n": len(scores),
+            "score": got,
+            "max_score": top,
+            "percent": 100.0 * got / top if top else 0.0,
+        }
+    got = sum(s.score for _, _, s in results)
+    top = sum(s.max_score for _, _, s in results)
+    return {
+        "score": got,
+        "max_score": top,
+        "percent": 100.0 * got / top if top else 0.0,
+        "questions": len(results),
+        "full_marks": sum(1 for _, _, s in results if s.score == s.max_score),
+        "by_category": by_category,
+    }
+
+
+def latency(results: Sequence[tuple[Item, Answer, Score]]) -> dict[str, float]:
+    """Answer and first-token latency percentiles (ms); gate refusals have no first token."""
+    total = [a.latency_ms for _, a, _ in results]
+    first = [a.first_token_ms for _, a, _ in results if a.first_token_ms is not None]
+    out: dict[str, float] = {}
+    for name, values in (("", total), ("first_token_", first)):
+        for q in (50, 90, 95):
+            out[f"{name}p{q}"] = round(percentile(values, q), 1)
+        out[f"{name}max"] = round(max(values, default=0.0), 1)
+    return out
+
+
+def document(
+    battery: Battery,
+    engine: Engine,
+    site: SiteIndex | None,
+    results: Sequence[tuple[Item, Answer, Score]],
+    *,
+    label: str,
+    model: dict[str, Any],
+    configuration: dict[str, Any],
+    wall_s: float,
+) -> dict[str, Any]:
+    """The battery report (JSON-ready)."""
+    lost = [
+        {"id": s.id, "category": s.category, "note": note}
+        for _, _, s in results
+        for note in s.notes
+    ]
+    return {
+        "kind": "battery",
+        "label": label,
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "dataset": {
+            "file": battery.path.name,
+            "version": battery.version,
+            "sha256": sha256_file(battery.path),
+            "questions": len(battery.items),
+        },
+        "artifact": {
+            "path": str(site.path) if site else None,
+            "sha256": site.sha256 if site else None,
+            "site": site.site_url if site else None,
+        },
+        "model": model,
+        "engine": engine.name,
+        "configuration": configuration,
+        "summary": summary(results),
+        "lost_points": lost,
+        "latency_ms": latency(results),
+        "wall_s": round(wall_s, 1),
+        "questions": [
+            {
+                "id": s.id,
+                "category": s.category,
+                "score": s.score,
+                "max_score": s.max_score,
+                "notes": s.notes,
+                "question": item.question,
+                "history": [asdict(t) for t in item.history],
+                "answer": answer.text,
+                "citations": [asdict(c) for c in answer.citations],
+                "refused": s.refused,
+                "finish_reason": answer.finish_reason,
+                "error": answer.error,
+                "latency_ms": round(answer.latency_ms, 1),
+                "first_token_ms": (
+                    None if answer.first_token_ms is None else round(answer.first_token_ms, 1)
+                ),
+            }
+            for item, answer, s in results
+        ],
+    }
+
+
+def model_identity(path: Path | None, name: str | None, sha256: str | None) -> dict[str, Any]:
+    """Model name and SHA-256: given, or computed from the GGUF file."""
+    if path is not None and sha256 is None and path.is_file():
+        sha256 = sha256_file(path)
+    return {
+        "name": name or (path.name if path else None),
+        "sha256": sha256,
+        "path": str(path) if path else None,
+    }

@@ -1,0 +1,238 @@
+"""Reports: one JSON and one Markdown file per run, and a comparison table of two runs."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+REPORTS_DIR = Path(__file__).resolve().parent / "reports"
+
+
+def slug(text: str) -> str:
+    """A file-name-safe label."""
+    return re.sub(r"[^a-z0-9.-]+", "-", text.lower()).strip("-") or "run"
+
+
+def write(document: dict[str, Any], out_dir: Path, stem: str) -> tuple[Path, Path]:
+    """Write ``<stem>.json`` and ``<stem>.md`` into ``out_dir``; return both paths."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    json_path = out_dir / f"{stem}.json"
+    md_path = out_dir / f"{stem}.md"
+    json_path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", "utf-8")
+    md_path.write_text(markdown(document), "utf-8")
+    return json_path, md_path
+
+
+def _fmt(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return str(value)
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(_fmt(c).replace("|", "\\|") for c in row) + " |" for row in rows]
+    return lines
+
+
+def _identity(doc: dict[str, Any]) -> list[str]:
+    dataset, artifact, model = doc["dataset"], doc["artifact"], doc["model"]
+    return [
+        f"- date: {doc['date']}",
+        f"- dataset: `{dataset['file']}` version {dataset['version']}, "
+        f"{dataset['questions']} questions, sha256 `{dataset['sha256'][:16]}…`",
+        f"- artifact: sha256 `{str(artifact.get('sha256', ''))[:16]}…` "
+        f"({artifact.get('passages', '?')} passages, {artifact.get('sources', '?')} sources)",
+        f"- model: {model.get('name') or 'unknown'}, sha256 `{model.get('sha256') or 'unknown'}`",
+        f"- engine: {doc['engine']}",
+        f"- configuration: `{json.dumps(doc['configuration'], sort_keys=True)}`",
+    ]
+
+
+def markdown(doc: dict[str, Any]) -> str:
+    """Render a report document as Markdown."""
+    if doc["kind"] == "retrieval":
+        return _retrieval_md(doc)
+    return _battery_md(doc)
+
+
+def _retrieval_md(doc: dict[str, Any]) -> str:
+    summary = doc["summary"]
+    lines = [f"# Retrieval eval: {doc['label']}", "", *_identity(doc), ""]
+    lines += ["## Ranking (gate open), page level", ""]
+    rows = []
+    for mode, m in summary["modes"].items():
+        r, e = m["ranking"], m["end_to_end"]
+        rows.append(
+            [
+                mode,
+                r.get("recall@1", 0.0),
+                r.get("recall@4", 0.0),
+                r.get("recall@10", 0.0),
+                r.get("mrr", 0.0),
+                e.get("recall@4", 0.0),
+                m["latency_ms"]["p50"],
+                m["latency_ms"]["p95"],
+            ]
+        )
+    lines += _table(
+        [
+            "mode",
+            "recall@1",
+            "recall@4",
+            "recall@10",
+            "MRR",
+            "recall@4 after gate",
+            "p50 ms",
+            "p95 ms",
+        ],
+        rows,
+    )
+    lines += ["", "## By question kind (recall@4 / MRR)", ""]
+    kinds = sorted({k for m in summary["modes"].values() for k in m["by_kind"]})
+    kind_rows = []
+    for kind in kinds:
+        row: list[object] = [kind, int(summary["modes"]["hybrid"]["by_kind"][kind]["questions"])]
+        for mode in summary["modes"]:
+            k = summary["modes"][mode]["by_kind"][kind]
+            row.append(f"{k.get('recall@4', 0.0):.3f} / {k.get('mrr', 0.0):.3f}")
+        kind_rows.append(row)
+    lines += _table(["kind", "n", *summary["modes"].keys()], kind_rows)
+    gate = summary["gate"]
+    lines += ["", "## Gate (the compiler's calibrated thresholds, not tuned here)", ""]
+    lines += _table(
+        [
+            "in scope passed",
+            "in scope refused",
+            "out of scope passed",
+            "out of scope refused",
+            "pass precision",
+            "pass recall",
+            "refuse precision",
+            "refuse recall",
+        ],
+        [
+            [
+                int(gate["passed_in_scope"]),
+                int(gate["refused_in_scope"]),
+                int(gate["passed_out_of_scope"]),
+                int(gate["refused_out_of_scope"]),
+                gate["pass_precision"],
+                gate["pass_recall"],
+                gate["refuse_precision"],
+                gate["refuse_recall"],
+            ]
+        ],
+    )
+    lines += ["", "## Findings", "", *[f"- {f}" for f in doc["findings"]], ""]
+    lines += ["## Misses and gate errors", ""]
+    for q in doc["questions"]:
+        for note in q["notes"]:
+            lines.append(f"- `{q['id']}` ({q['category']}) {q['question']!r}: {note}")
+    return "\n".join(lines) + "\n"
+
+
+def _battery_md(doc: dict[str, Any]) -> str:
+    summary = doc["summary"]
+    lines = [f"# Battery: {doc['label']}", "", *_identity(doc), ""]
+    lines += [
+        f"**Score: {summary['score']}/{summary['max_score']} ({summary['percent']:.1f}%)**",
+        "",
+    ]
+    rows = [
+        [c, v["n"], v["score"], v["max_score"], v["percent"]]
+        for c, v in summary["by_category"].items()
+    ]
+    lines += _table(["category", "n", "score", "max", "%"], rows)
+    lat = doc["latency_ms"]
+    lines += ["", "## Latency (ms)", ""]
+    lines += _table(
+        ["", "p50", "p90", "p95", "max"],
+        [
+            ["answer", lat["p50"], lat["p90"], lat["p95"], lat["max"]],
+            [
+                "first token",
+                lat["first_token_p50"],
+                lat["first_token_p90"],
+                lat["first_token_p95"],
+                lat["first_token_max"],
+            ],
+        ],
+    )
+    lines += ["", f"Wall time: {doc.get('wall_s', 0):.1f} s", "", "## Every lost point", ""]
+    for q in doc["questions"]:
+        for note in q["notes"]:
+            lines.append(f"- `{q['id']}` ({q['category']}, {q['score']}/{q['max_score']}): {note}")
+    lines += ["", "## Answers", ""]
+    for q in doc["questions"]:
+        answer = (q.get("answer") or "").replace("\n", " ")
+        if len(answer) > 400:
+            answer = answer[:400] + "…"
+        lines.append(f"- `{q['id']}` {q['score']}/{q['max_score']} — Q: {q['question']}  ")
+        lines.append(f"  A: {answer}")
+    return "\n".join(lines) + "\n"
+
+
+def _metrics(doc: dict[str, Any]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    if doc["kind"] == "retrieval":
+        for mode, m in doc["summary"]["modes"].items():
+            for key in ("recall@1", "recall@4", "recall@10", "mrr"):
+                out[f"{mode} {key}"] = float(m["ranking"].get(key, 0.0))
+            out[f"{mode} recall@4 after gate"] = float(m["end_to_end"].get("recall@4", 0.0))
+            out[f"{mode} p50 ms"] = float(m["latency_ms"]["p50"])
+        for key in ("pass_precision", "pass_recall", "refuse_precision", "refuse_recall"):
+            out[f"gate {key}"] = float(doc["summary"]["gate"][key])
+    else:
+        summary = doc["summary"]
+        out["total"] = float(summary["score"])
+        out["total %"] = float(summary["percent"])
+        for cat, v in summary["by_category"].items():
+            out[f"{cat}"] = float(v["score"])
+        for key in ("p50", "p95", "first_token_p50"):
+            out[f"latency {key} ms"] = float(doc["latency_ms"][key])
+    return out
+
+
+def compare(a: dict[str, Any], b: dict[str, Any]) -> str:
+    """A Markdown table of the metrics two reports share, with the difference B − A."""
+    ma, mb = _metrics(a), _metrics(b)
+    keys = [k for k in ma if k in mb] + [k for k in mb if k not in ma]
+    name_a = f"A: {a.get('label', '')} ({a['date'][:10]})"
+    name_b = f"B: {b.get('label', '')} ({b['date'][:10]})"
+    rows = []
+    for key in keys:
+        va, vb = ma.get(key), mb.get(key)
+        delta = "" if va is None or vb is None else f"{vb - va:+.3f}"
+        rows.append([key, "" if va is None else va, "" if vb is None else vb, delta])
+    lines = [f"# Comparison: {a.get('label', '')} vs {b.get('label', '')}", ""]
+    lines.append(
+        f"- A: {a['engine']}, dataset {a['dataset']['version']}, "
+        f"artifact `{str(a['artifact'].get('sha256', ''))[:12]}`"
+    )
+    lines.append(
+        f"- B: {b['engine']}, dataset {b['dataset']['version']}, "
+        f"artifact `{str(b['artifact'].get('sha256', ''))[:12]}`"
+    )
+    lines.append("")
+    lines += _table(["metric", name_a, name_b, "B − A"], rows)
+    if a["kind"] == b["kind"] == "battery":
+        qa = {q["id"]: q for q in a["questions"]}
+        changed = [
+            (q["id"], qa[q["id"]]["score"], q["score"])
+            for q in b["questions"]
+            if q["id"] in qa and qa[q["id"]]["score"] != q["score"]
+        ]
+        if changed:
+            lines += ["", "Questions whose score changed:", ""]
+            lines += _table(["id", "A", "B"], changed)
+    return "\n".join(lines) + "\n"
+
+
+def load(path: Path) -> dict[str, Any]:
+    """Read a report JSON file."""
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data
