@@ -131,6 +131,7 @@ export function loadWllama(ctx) {
       ],
       max_tokens: 1,
       temperature: 0,
+      cache_prompt: true,
     });
     instance.warmMs = performance.now() - t0;
     return instance;
@@ -163,6 +164,7 @@ export async function runWllama(ctx) {
     stream: true,
     temperature: 0,
     max_tokens: ctx.answerTokens,
+    cache_prompt: true,
     timings_per_token: true,
   });
   const result = await stream(chunks, ctx, "The CPU model");
