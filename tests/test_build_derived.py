@@ -13,7 +13,7 @@ from site_knowledge.build.ontology import Ontology, load_ontology
 
 ROOT = Path(__file__).resolve().parents[1]
 
-FIXTURE = '''
+FIXTURE = """
 PROFILE = {
     "name": "Ada Example", "short_name": "Ada", "headline": "Engineer",
     "email": "ada@example.com", "summary": "A fixture person.",
@@ -36,7 +36,7 @@ AUTHORITY = {
     "rules": [],
 }
 URLS = {"PROFILE": "", "CAREER": "cv/", "LOCATION_HISTORY": "cv/"}
-'''
+"""
 
 TODAY = date(2020, 3, 15)
 

@@ -14,7 +14,7 @@ from site_knowledge.build.ontology import load_ontology, ontology_sources
 ROOT = Path(__file__).resolve().parents[1]
 BAD = Path(__file__).parent / "data" / "ontology_bad"
 
-SMALL = '''
+SMALL = """
 PROFILE = {
     "name": "Ada Example", "headline": "Engineer", "email": "ada@example.com",
     "current_location": {"city": "Lisbon", "country": "Portugal"}, "summary": "A fixture.",
@@ -25,7 +25,7 @@ CAREER = [{
 }]
 AUTHORITY = {"categories": {"PROFILE": "fact", "CAREER": "fact"}, "rules": ["Facts first."]}
 URLS = {"PROFILE": "", "CAREER": "cv/"}
-'''
+"""
 
 
 @pytest.mark.parametrize(
