@@ -55,8 +55,3 @@ class Passage:
     text: str
     url: str
 
-    def embedding_text(self, source_title: str) -> str:
-        """The text that is embedded: ``title > heading path: text``."""
-        if self.heading and self.heading != source_title:
-            return f"{source_title} > {self.heading}: {self.text}"
-        return f"{source_title}: {self.text}"

@@ -1,0 +1,196 @@
+"""The knowledge compiler: published pages and an ontology in, one validated artifact out."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from site_knowledge import __version__
+from site_knowledge.build.calibrate import calibrate_gate
+from site_knowledge.build.chunking import page_sections, source_passages
+from site_knowledge.build.embed_cache import EmbeddingCache
+from site_knowledge.build.model import ID_PATTERN, BuildError, Passage, Source
+from site_knowledge.build.writer import write_artifact
+from site_knowledge.embedding import DIMENSION, MAX_TOKENS, MODEL_NAME, WEIGHTS_PACKAGE
+from site_knowledge.progress import ProgressBar
+from site_knowledge.retrieval.tokenizer import STOPWORDS, TOKENIZER_VERSION, indexed_text, tokenize
+from site_knowledge.retrieval.vectors import LAYOUT, dequantize, quantize
+
+DEFAULT_BUDGETS = {
+    "gateway": {"evidence_chars": 2600, "history_chars": 6000, "context_tokens": 4096,
+                "answer_tokens": 256, "max_exchanges": 4},
+    "browser": {"evidence_chars": 1100, "history_chars": 1800, "context_tokens": 2048,
+                "answer_tokens": 256, "max_exchanges": 4},
+}
+DEFAULT_RETRIEVAL = {
+    "rrf_k": 60, "candidates": 100, "page_candidates": 50,
+    "weights": {"bm25": 1.0, "dense": 1.0, "page_bm25": 1.0, "page_dense": 1.0},
+    "per_page_cap": 1, "followup_turns": 1,
+}
+NON_ID = re.compile(r"[^a-z0-9]+")
+
+
+@dataclass(frozen=True)
+class PageInput:
+    """One published page as the site generator rendered it."""
+
+    src_path: str
+    url: str
+    title: str
+    description: str
+    html: str
+
+
+@dataclass(frozen=True)
+class PromptParts:
+    """The stable system prompt and the fixed sentences readers show."""
+
+    system: str
+    refusal: str
+    no_model: str
+
+
+@dataclass
+class BuildOptions:
+    """What the compiler needs besides the pages and ontology sources."""
+
+    site_name: str
+    site_url: str
+    output_dir: Path
+    chunk_size: int = 900
+    budgets: dict[str, dict[str, int]] = field(default_factory=lambda: DEFAULT_BUDGETS)
+    retrieval: dict[str, Any] = field(default_factory=lambda: DEFAULT_RETRIEVAL)
+
+
+@dataclass(frozen=True)
+class BuildReport:
+    """What one build did, for the summary line and for tests."""
+
+    sources: int
+    pages: int
+    passages: int
+    embedded: int
+    cache_hits: int
+    artifact_bytes: int
+    vectors_bytes: int
+    seconds: float
+    artifact_path: Path
+
+
+def source_id_for(src_path: str) -> str:
+    """A page's source id from its docs-relative path: ``blog/posts/a_b.md`` -> ``blog-posts-a-b``."""
+    stem = re.sub(r"\.(md|markdown)$", "", src_path.lower())
+    return NON_ID.sub("-", stem).strip("-") or "index"
+
+
+def check_site_url(url: str, where: str) -> None:
+    """Reject a URL that leaves the site (scheme, host, absolute path, or ``..``)."""
+    parts = urlsplit(url)
+    if parts.scheme or parts.netloc or url.startswith("/") or ".." in parts.path.split("/"):
+        raise BuildError(where, f"URL {url!r} is outside the site")
+
+
+def page_source(page: PageInput) -> Source:
+    """A published page as a ``page`` source with heading-aware sections."""
+    source_id = source_id_for(page.src_path)
+    check_site_url(page.url, page.src_path)
+    sections = page_sections(page.html, page.title)
+    description = page.description or (sections[0].text[:200] if sections else "")
+    return Source(source_id, "page", page.title, description, page.url, "prose",
+                  page.src_path, sections)
+
+
+def compile_knowledge(pages: Sequence[PageInput], ontology_sources: Sequence[Source],
+                      prompt: PromptParts, options: BuildOptions,
+                      cache: EmbeddingCache) -> BuildReport:
+    """Compile sources into passages, vectors, gate and prompt; write the artifact atomically.
+
+    Raises:
+        BuildError: naming the file and the problem; nothing is written then.
+    """
+    started = time.perf_counter()
+    sources = [*ontology_sources, *(page_source(page) for page in pages)]
+    _check_sources(sources)
+    passages = [p for source in sources for p in source_passages(source, options.chunk_size)]
+    titles = {source.id: source.title for source in sources}
+    texts = [indexed_text(titles[p.source_id], p.heading, p.text) for p in passages]
+    hits_before, misses_before = cache.hits, cache.misses
+    vectors_blob = quantize(cache.embed(texts, _progress_bar))
+    embedded, cache_hits = cache.misses - misses_before, cache.hits - hits_before
+    vectors = dequantize(vectors_blob, len(passages), DIMENSION)
+    stopwords = frozenset(STOPWORDS)
+    gate = calibrate_gate([tokenize(t, stopwords) for t in texts],
+                          [p.heading or titles[p.source_id] for p in passages],
+                          vectors, stopwords, cache.embed)
+    cache.save()
+    document = _document(sources, passages, prompt, options, gate, cache)
+    artifact_path, artifact_bytes = write_artifact(document, vectors_blob, options.output_dir)
+    return BuildReport(
+        sources=len(sources), pages=len(pages), passages=len(passages),
+        embedded=embedded, cache_hits=cache_hits,
+        artifact_bytes=artifact_bytes, vectors_bytes=len(vectors_blob),
+        seconds=time.perf_counter() - started, artifact_path=artifact_path,
+    )
+
+
+def _progress_bar(missing: int, total: int) -> Callable[[int], None]:
+    bar = ProgressBar(f"site-knowledge: embedding {missing} of {total} passages", missing,
+                      "passages")
+
+    def advance(count: int) -> None:
+        bar.advance(count)
+        if bar.done >= bar.total:
+            bar.close()
+
+    return advance
+
+
+def _check_sources(sources: Sequence[Source]) -> None:
+    seen: dict[str, str] = {}
+    for source in sources:
+        where = source.path or f"ontology:{source.id}"
+        if not ID_PATTERN.match(source.id) or "#" in source.id:
+            raise BuildError(where, f"source id {source.id!r} is not a valid id")
+        if source.id in seen:
+            raise BuildError(where, f"duplicate source id {source.id!r} (also {seen[source.id]})")
+        seen[source.id] = where
+        check_site_url(source.url, where)
+
+
+def _document(sources: Sequence[Source], passages: Sequence[Passage], prompt: PromptParts,
+              options: BuildOptions, gate: dict[str, Any], cache: EmbeddingCache) -> dict[str, Any]:
+    return {
+        "schema": "site-knowledge/1",
+        "generator": f"mkdocs-site-knowledge {__version__}",
+        "built_at": datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z"),
+        "site": {"name": options.site_name, "url": options.site_url},
+        "embedding": {
+            "model": MODEL_NAME, "weights": WEIGHTS_PACKAGE,
+            "weights_sha256": cache.encoder.weights_sha256, "dimension": DIMENSION,
+            "pooling": "mean", "normalized": True, "max_tokens": MAX_TOKENS,
+            "text_format": "{title} > {heading}: {text}", "quantization": LAYOUT,
+        },
+        "sources": [
+            {"id": s.id, "kind": s.kind, "title": s.title, "description": s.description,
+             "url": s.url, "authority": s.authority, "path": s.path}
+            for s in sources
+        ],
+        "passages": [
+            {"id": p.id, "source": p.source_id, "heading": p.heading, "text": p.text, "url": p.url}
+            for p in passages
+        ],
+        "lexical": {"tokenizer": TOKENIZER_VERSION, "stopwords": list(STOPWORDS),
+                    "k1": 1.2, "b": 0.75},
+        "retrieval": options.retrieval,
+        "vectors": {"file": "", "sha256": "", "count": len(passages), "dimension": DIMENSION,
+                    "layout": LAYOUT},
+        "gate": gate,
+        "prompt": {"system": prompt.system, "refusal": prompt.refusal,
+                   "no_model": prompt.no_model, "budgets": options.budgets},
+    }

@@ -1,0 +1,78 @@
+"""Embeddings cached by content hash, in memory and in one file on disk."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from site_knowledge.embedding import DIMENSION, Encoder, FloatMatrix
+
+
+class EmbeddingCache:
+    """Maps ``sha256(weights, text)`` to a vector; an unchanged passage is never re-embedded.
+
+    Lives across ``mkdocs serve`` rebuilds in the plugin object; ``save`` merges into a
+    ``.npz`` file under the cache folder, written atomically.
+    """
+
+    def __init__(self, encoder: Encoder, cache_dir: Path) -> None:
+        self.encoder = encoder
+        self.path = cache_dir / f"embeddings-{encoder.weights_sha256[:16]}.npz"
+        self._vectors: dict[str, FloatMatrix] = {}
+        self._dirty = False
+        self.hits = 0
+        self.misses = 0
+        self._load()
+
+    def _load(self) -> None:
+        if not self.path.exists():
+            return
+        try:
+            with np.load(self.path) as data:
+                keys, matrix = data["keys"], data["vectors"]
+        except (OSError, ValueError, KeyError):
+            return
+        if matrix.ndim == 2 and matrix.shape[1] == DIMENSION:
+            self._vectors = {str(key): matrix[i] for i, key in enumerate(keys)}
+
+    def _key(self, text: str) -> str:
+        return hashlib.sha256(f"{self.encoder.weights_sha256}\n{text}".encode()).hexdigest()
+
+    def embed(self, texts: Sequence[str],
+              progress: Callable[[int, int], Callable[[int], None]] | None = None) -> FloatMatrix:
+        """Vectors for texts, embedding only the ones not cached.
+
+        Args:
+            texts: texts to embed.
+            progress: given (missing, total), returns a per-batch callback for a progress bar.
+        """
+        keys = [self._key(text) for text in texts]
+        missing = sorted({key: i for i, key in enumerate(keys) if key not in self._vectors}.values())
+        self.misses += len(missing)
+        self.hits += len(texts) - len(missing)
+        if missing:
+            callback = progress(len(missing), len(texts)) if progress else None
+            fresh = self.encoder.encode([texts[i] for i in missing], callback)
+            for row, index in enumerate(missing):
+                self._vectors[keys[index]] = fresh[row]
+            self._dirty = True
+        result = np.zeros((len(texts), DIMENSION), dtype=np.float32)
+        for i, key in enumerate(keys):
+            result[i] = self._vectors[key]
+        return result
+
+    def save(self) -> None:
+        """Write the cache to disk if anything new was embedded."""
+        if not self._dirty:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        partial = self.path.with_name(f"{self.path.stem}.{os.getpid()}.tmp.npz")
+        keys = np.array(list(self._vectors), dtype="U64")
+        matrix = np.stack(list(self._vectors.values())).astype(np.float32)
+        np.savez(partial, keys=keys, vectors=matrix)
+        partial.replace(self.path)
+        self._dirty = False

@@ -1,0 +1,59 @@
+"""Validate and write the artifact atomically: the sidecar first, then the JSON by rename."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from site_knowledge.build.model import BuildError
+from site_knowledge.retrieval.artifact import ARTIFACT_NAME, ArtifactError, validate_artifact
+
+SIDECAR_PREFIX = "site-knowledge."
+SIDECAR_SUFFIX = ".vectors.bin"
+
+
+def write_artifact(document: dict[str, Any], vectors_blob: bytes, output_dir: Path) -> tuple[Path, int]:
+    """Write ``site-knowledge.json`` and its content-named vectors sidecar into a folder.
+
+    The sidecar's name carries its hash, so a JSON already in place keeps pointing at its own
+    sidecar until the new JSON replaces it by an atomic rename; an interrupted write leaves
+    the previous artifact whole. Stale sidecars are removed afterwards.
+
+    Returns:
+        The artifact's path and its size in bytes.
+
+    Raises:
+        BuildError: the document does not validate; nothing is written.
+    """
+    digest = hashlib.sha256(vectors_blob).hexdigest()
+    sidecar_name = f"{SIDECAR_PREFIX}{digest[:16]}{SIDECAR_SUFFIX}"
+    document["vectors"]["file"] = sidecar_name
+    document["vectors"]["sha256"] = digest
+    try:
+        validate_artifact(document)
+    except ArtifactError as error:
+        raise BuildError(ARTIFACT_NAME, str(error)) from None
+    payload = json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    output_dir.mkdir(parents=True, exist_ok=True)
+    _atomic_write(output_dir / sidecar_name, vectors_blob)
+    artifact_path = output_dir / ARTIFACT_NAME
+    _atomic_write(artifact_path, payload)
+    for stale in output_dir.glob(f"{SIDECAR_PREFIX}*{SIDECAR_SUFFIX}"):
+        if stale.name != sidecar_name:
+            stale.unlink(missing_ok=True)
+    return artifact_path, len(payload)
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with partial.open("wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        partial.replace(path)
+    finally:
+        partial.unlink(missing_ok=True)

@@ -1,0 +1,1 @@
+"""The MkDocs adapter (thin): typed config, events, assets."""

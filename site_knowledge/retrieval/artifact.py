@@ -1,0 +1,95 @@
+"""Load and validate a knowledge artifact and its vectors sidecar."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+SCHEMA_VERSION = "site-knowledge/1"
+ARTIFACT_NAME = "site-knowledge.json"
+DEFAULT_DIR = "assets/site-knowledge"
+
+
+class ArtifactError(ValueError):
+    """The artifact is missing, malformed, or not one this reader can use."""
+
+
+@cache
+def artifact_schema() -> dict[str, Any]:
+    """The artifact's JSON Schema, shipped with the package."""
+    text = resources.files("site_knowledge.retrieval").joinpath("artifact.schema.json")
+    schema: dict[str, Any] = json.loads(text.read_text(encoding="utf-8"))
+    return schema
+
+
+def validate_artifact(document: dict[str, Any]) -> None:
+    """Check the schema and the cross-references the schema cannot express.
+
+    Raises:
+        ArtifactError: naming the first problem found.
+    """
+    if document.get("schema") != SCHEMA_VERSION:
+        raise ArtifactError(f"unknown artifact schema {document.get('schema')!r}")
+    try:
+        jsonschema.validate(document, artifact_schema())
+    except jsonschema.ValidationError as error:
+        where = "/".join(str(part) for part in error.absolute_path) or "(root)"
+        raise ArtifactError(f"artifact invalid at {where}: {error.message[:300]}") from None
+    source_ids = [source["id"] for source in document["sources"]]
+    _reject_duplicates("source", source_ids)
+    _reject_duplicates("passage", [passage["id"] for passage in document["passages"]])
+    known = set(source_ids)
+    for passage in document["passages"]:
+        if passage["source"] not in known:
+            raise ArtifactError(f"passage {passage['id']} names unknown source {passage['source']}")
+    if document["vectors"]["count"] != len(document["passages"]):
+        raise ArtifactError("vectors count does not match the number of passages")
+
+
+def _reject_duplicates(kind: str, ids: list[str]) -> None:
+    seen: set[str] = set()
+    for item in ids:
+        if item in seen:
+            raise ArtifactError(f"duplicate {kind} id {item!r}")
+        seen.add(item)
+
+
+def resolve_artifact_path(path: Path) -> Path:
+    """Accept an artifact file or a built site folder holding one."""
+    if path.is_dir():
+        candidate = path / DEFAULT_DIR / ARTIFACT_NAME
+        if candidate.is_file():
+            return candidate
+        found = sorted(path.rglob(ARTIFACT_NAME))
+        if not found:
+            raise ArtifactError(f"{path}: no {ARTIFACT_NAME} in this folder")
+        return found[0]
+    if not path.is_file():
+        raise ArtifactError(f"{path}: no such artifact")
+    return path
+
+
+def load_artifact(path: Path) -> tuple[dict[str, Any], bytes]:
+    """Read, validate and return the artifact JSON and its verified vectors sidecar."""
+    artifact_path = resolve_artifact_path(path)
+    try:
+        document = json.loads(artifact_path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ArtifactError(f"{artifact_path}: not valid JSON ({error})") from None
+    if not isinstance(document, dict):
+        raise ArtifactError(f"{artifact_path}: not a JSON object")
+    validate_artifact(document)
+    sidecar = artifact_path.parent / document["vectors"]["file"]
+    try:
+        blob = sidecar.read_bytes()
+    except OSError as error:
+        raise ArtifactError(f"{sidecar}: cannot read vectors ({error.strerror})") from None
+    if hashlib.sha256(blob).hexdigest() != document["vectors"]["sha256"]:
+        raise ArtifactError(f"{sidecar}: SHA-256 does not match the artifact")
+    return document, blob

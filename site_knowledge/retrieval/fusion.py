@@ -1,0 +1,40 @@
+"""Reciprocal rank fusion and the one-passage-per-page walk (SPEC.md, "Fusion")."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+FloatArray = npt.NDArray[np.float64]
+
+
+def ranked(scores: FloatArray, limit: int, positive_only: bool = False) -> list[int]:
+    """Indices of the ``limit`` best scores, ties broken by index ascending."""
+    order = np.argsort(-scores, kind="stable")
+    if positive_only:
+        order = order[scores[order] > 0]
+    return [int(i) for i in order[:limit]]
+
+
+def rank_map(order: Sequence[int]) -> dict[int, int]:
+    """Index -> 1-based rank."""
+    return {index: rank for rank, index in enumerate(order, start=1)}
+
+
+def diverse_top(order: Sequence[int], source_of: Sequence[int], top_k: int, cap: int) -> list[int]:
+    """Keep at most ``cap`` passages per source until ``top_k``; fill from the skipped ones."""
+    kept: list[int] = []
+    skipped: list[int] = []
+    per_source: dict[int, int] = {}
+    for index in order:
+        if len(kept) == top_k:
+            break
+        source = source_of[index]
+        if per_source.get(source, 0) < cap:
+            per_source[source] = per_source.get(source, 0) + 1
+            kept.append(index)
+        else:
+            skipped.append(index)
+    return kept + skipped[: top_k - len(kept)]

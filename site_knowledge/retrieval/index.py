@@ -1,0 +1,197 @@
+"""Query-time hybrid search over one artifact: BM25 + dense + RRF, page signals, the gate."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from site_knowledge.embedding import Encoder
+from site_knowledge.retrieval.artifact import ArtifactError, load_artifact
+from site_knowledge.retrieval.fusion import diverse_top, rank_map, ranked
+from site_knowledge.retrieval.gate import decide
+from site_knowledge.retrieval.lexical import BM25
+from site_knowledge.retrieval.tokenizer import indexed_text, tokenize
+from site_knowledge.retrieval.vectors import dequantize, mean_unit_rows
+
+Mode = Literal["hybrid", "bm25", "dense"]
+MODES: tuple[Mode, ...] = ("hybrid", "bm25", "dense")
+FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class SourceRecord:
+    """A citable source as the artifact lists it."""
+
+    id: str
+    kind: str
+    title: str
+    description: str
+    url: str
+    authority: str
+    path: str | None
+
+
+@dataclass(frozen=True)
+class PassageRecord:
+    """A passage as the artifact lists it."""
+
+    id: str
+    source_id: str
+    heading: str
+    text: str
+    url: str
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One ranked passage with its fused score and its rank in each single list."""
+
+    passage: PassageRecord
+    source: SourceRecord
+    score: float
+    bm25_rank: int | None
+    dense_rank: int | None
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """The gate's decision and the ranked passages (empty when the gate refuses)."""
+
+    answerable: bool
+    gate: dict[str, Any]
+    hits: list[Hit]
+
+
+def retrieval_query(question: str, history: Sequence[str], turns: int) -> str:
+    """The question with the last ``turns`` earlier questions in view (SPEC.md, follow-ups)."""
+    earlier = [q for q in history if q.strip()][-turns:] if turns else []
+    return " ".join([*earlier, question])
+
+
+class KnowledgeIndex:
+    """An artifact loaded for search. Build once per process; ``search`` is cheap."""
+
+    def __init__(self, artifact: dict[str, Any], vectors_blob: bytes,
+                 encoder: Encoder | None = None) -> None:
+        self.artifact = artifact
+        self.sources = [SourceRecord(**s) for s in artifact["sources"]]
+        self.sources_by_id = {s.id: s for s in self.sources}
+        self.passages = [
+            PassageRecord(p["id"], p["source"], p["heading"], p["text"], p["url"])
+            for p in artifact["passages"]
+        ]
+        source_index = {s.id: i for i, s in enumerate(self.sources)}
+        self._source_of = [source_index[p.source_id] for p in self.passages]
+        lexical = artifact["lexical"]
+        self._stopwords = frozenset(lexical["stopwords"])
+        passage_tokens = [
+            tokenize(indexed_text(self.sources_by_id[p.source_id].title, p.heading, p.text),
+                     self._stopwords)
+            for p in self.passages
+        ]
+        page_tokens: list[list[str]] = [[] for _ in self.sources]
+        for tokens, source in zip(passage_tokens, self._source_of, strict=True):
+            page_tokens[source].extend(tokens)
+        self._bm25 = BM25(passage_tokens, lexical["k1"], lexical["b"])
+        self._page_bm25 = BM25(page_tokens, lexical["k1"], lexical["b"])
+        vectors = artifact["vectors"]
+        self._vectors = dequantize(vectors_blob, vectors["count"], vectors["dimension"])
+        self._page_vectors = mean_unit_rows(
+            self._vectors, np.array(self._source_of, dtype=np.int64), len(self.sources)
+        )
+        self._encoder = encoder
+
+    @classmethod
+    def load(cls, path: Path, encoder: Encoder | None = None) -> KnowledgeIndex:
+        """Load and validate an artifact file or a built site folder."""
+        artifact, blob = load_artifact(path)
+        return cls(artifact, blob, encoder)
+
+    @cached_property
+    def encoder(self) -> Encoder:
+        """The query encoder; refuses an artifact embedded with other weights."""
+        encoder = self._encoder or Encoder()
+        if encoder.weights_sha256 != self.artifact["embedding"]["weights_sha256"]:
+            raise ArtifactError("artifact was embedded with different model weights")
+        return encoder
+
+    def embed(self, query: str) -> npt.NDArray[np.float32]:
+        """The query's unit vector."""
+        return self.encoder.encode([query])[0]
+
+    def search(self, question: str, history: Sequence[str] = (), mode: Mode = "hybrid",
+               top_k: int = 4, query_vector: npt.NDArray[np.float32] | None = None,
+               ) -> SearchResult:
+        """Rank passages for a question, the gate deciding first.
+
+        Args:
+            question: the visitor's question.
+            history: earlier questions of the conversation, oldest first.
+            mode: ``hybrid``, ``bm25`` or ``dense``.
+            top_k: how many passages to return.
+            query_vector: a precomputed embedding of the retrieval query (tests, batches).
+
+        Returns:
+            The gate's decision with its raw scores, and the ranked hits (none if refused).
+        """
+        if mode not in MODES:
+            raise ValueError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
+        settings = self.artifact["retrieval"]
+        query = retrieval_query(question, history, settings["followup_turns"])
+        terms = tokenize(query, self._stopwords)
+        vector = self.embed(query) if query_vector is None else query_vector
+        dense = self._vectors @ vector
+        lexical = self._bm25.scores(terms)
+        gate = decide(self._bm25.coverage(terms), float(dense.max(initial=-1.0)),
+                      self.artifact["gate"])
+        if not gate.answerable:
+            return SearchResult(False, gate.as_dict(), [])
+        return SearchResult(True, gate.as_dict(),
+                            self._rank(terms, vector, lexical, dense, mode, top_k))
+
+    def _rank(self, terms: list[str], vector: npt.NDArray[np.float32], lexical: FloatArray,
+              dense: npt.NDArray[np.float32], mode: Mode, top_k: int) -> list[Hit]:
+        settings = self.artifact["retrieval"]
+        limit = settings["candidates"]
+        bm25_order = ranked(lexical, limit, positive_only=True)
+        dense_order = ranked(dense.astype(np.float64), limit)
+        bm25_ranks, dense_ranks = rank_map(bm25_order), rank_map(dense_order)
+        if mode == "bm25":
+            order, scores = bm25_order, {i: float(lexical[i]) for i in bm25_order}
+        elif mode == "dense":
+            order, scores = dense_order, {i: float(dense[i]) for i in dense_order}
+        else:
+            scores = self._fuse(terms, vector, bm25_ranks, dense_ranks)
+            order = sorted(scores, key=lambda i: (-scores[i], i))
+        kept = diverse_top(order, self._source_of, top_k, settings["per_page_cap"])
+        return [
+            Hit(self.passages[i], self.sources[self._source_of[i]], scores[i],
+                bm25_ranks.get(i), dense_ranks.get(i))
+            for i in kept
+        ]
+
+    def _fuse(self, terms: list[str], vector: npt.NDArray[np.float32], bm25_ranks: dict[int, int],
+              dense_ranks: dict[int, int]) -> dict[int, float]:
+        settings = self.artifact["retrieval"]
+        k, weights = settings["rrf_k"], settings["weights"]
+        page_limit = settings["page_candidates"]
+        page_bm25 = rank_map(ranked(self._page_bm25.scores(terms), page_limit, positive_only=True))
+        page_dense = rank_map(ranked((self._page_vectors @ vector).astype(np.float64), page_limit))
+        fused: dict[int, float] = {}
+        for index in sorted(set(bm25_ranks) | set(dense_ranks)):
+            source = self._source_of[index]
+            score = 0.0
+            for rank, weight in ((bm25_ranks.get(index), weights["bm25"]),
+                                 (dense_ranks.get(index), weights["dense"]),
+                                 (page_bm25.get(source), weights["page_bm25"]),
+                                 (page_dense.get(source), weights["page_dense"])):
+                if rank is not None and weight:
+                    score += weight / (k + rank)
+            fused[index] = score
+        return fused

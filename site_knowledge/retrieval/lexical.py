@@ -1,0 +1,63 @@
+"""BM25 with an IDF that stays positive on small corpora (SPEC.md, "Scoring")."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+FloatArray = npt.NDArray[np.float64]
+
+
+class BM25:
+    """A BM25 index over tokenized documents; scoring is a few array operations per term."""
+
+    def __init__(self, documents: Sequence[Sequence[str]], k1: float, b: float) -> None:
+        self.size = len(documents)
+        lengths = np.array([len(doc) for doc in documents], dtype=np.float64)
+        average = float(lengths.mean()) if self.size and lengths.sum() else 1.0
+        norm = k1 * (1.0 - b + b * lengths / average)
+        postings: dict[str, tuple[list[int], list[int]]] = {}
+        for index, doc in enumerate(documents):
+            for term, count in Counter(doc).items():
+                rows, counts = postings.setdefault(term, ([], []))
+                rows.append(index)
+                counts.append(count)
+        self._postings: dict[str, tuple[npt.NDArray[np.int64], FloatArray]] = {}
+        for term, (rows, counts) in postings.items():
+            row_array = np.array(rows, dtype=np.int64)
+            tf = np.array(counts, dtype=np.float64)
+            impact = tf * (k1 + 1.0) / (tf + norm[row_array])
+            self._postings[term] = (row_array, impact * self.idf(len(rows)))
+
+    def idf(self, document_frequency: int) -> float:
+        """``ln(1 + (N - n + 0.5) / (n + 0.5))``: positive for every n."""
+        n = document_frequency
+        return math.log(1.0 + (self.size - n + 0.5) / (n + 0.5))
+
+    def document_frequency(self, term: str) -> int:
+        """How many documents contain the term."""
+        posting = self._postings.get(term)
+        return 0 if posting is None else len(posting[0])
+
+    def scores(self, terms: Sequence[str]) -> FloatArray:
+        """BM25 score of every document for the distinct query terms."""
+        total = np.zeros(self.size, dtype=np.float64)
+        for term in dict.fromkeys(terms):
+            posting = self._postings.get(term)
+            if posting is not None:
+                total[posting[0]] += posting[1]
+        return total
+
+    def coverage(self, terms: Sequence[str]) -> float:
+        """IDF-weighted share of the distinct query terms found anywhere in the corpus."""
+        distinct = list(dict.fromkeys(terms))
+        weights = [self.idf(self.document_frequency(term)) for term in distinct]
+        total = sum(weights)
+        if total == 0.0:
+            return 0.0
+        seen = sum(w for term, w in zip(distinct, weights, strict=True) if term in self._postings)
+        return seen / total
