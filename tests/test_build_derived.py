@@ -89,8 +89,7 @@ def test_source_identity(ada):
         "Ada lived in Bergen, Norway, for 3 months (July 2016 to September 2016).",
         "Ada has lived in Lisbon, Portugal, for 1 year and 3 months so far (since January 2019).",
         # years per employer
-        "Ada worked at Acme for 1 year and 6 months "
-        "(Engineer in Oslo, Norway, January 2015 to June 2016).",
+        "Ada worked at Acme for 1 year and 6 months (Engineer in Oslo, Norway, January 2015 to June 2016).",
         "Ada has worked at Globex for 3 years and 6 months so far "
         "(Lead in Porto, Portugal, since October 2016).",
         # order of employers and the gap between them
@@ -113,8 +112,7 @@ def test_source_identity(ada):
         # total experience and current role: the current job's city is not the current home
         "As of March 2020, Ada has 5 years of professional experience at 2 employers, counting "
         "the months employed since January 2015; time without an employer is not counted.",
-        "As of March 2020, Ada is Lead at Globex in Porto, Portugal, a job held since "
-        "October 2016.",
+        "As of March 2020, Ada is Lead at Globex in Porto, Portugal, a job held since October 2016.",
         "Ada currently lives in Lisbon, Portugal, since January 2019.",
     ],
 )
@@ -127,6 +125,18 @@ def test_one_section_per_calendar_year(ada):
     assert [h for h in headings if h.startswith("Ada in ")] == [
         f"Ada in {year}" for year in range(2015, 2021)
     ]
+
+
+def test_sections_are_one_question_each(ada):
+    headings = [s.heading for s in derived_facts(ada, TODAY).sections]
+    assert headings[:5] == [
+        "Current role and home",
+        "How long Ada lived in Norway (Oslo, Bergen)",
+        "How long Ada lived in Portugal (Porto, Lisbon)",
+        "Countries lived in",
+        "How long Ada worked at Acme",
+    ]
+    assert "After Acme: Globex" in headings
 
 
 def test_build_date_moves_open_periods_only(ada):

@@ -83,9 +83,7 @@ def _months(start: int, end: int | None, now: int) -> set[int]:
 
 def _span(start: int, end: int | None) -> str:
     return (
-        f"since {format_month(start)}"
-        if end is None
-        else (f"{format_month(start)} to {format_month(end)}")
+        f"since {format_month(start)}" if end is None else (f"{format_month(start)} to {format_month(end)}")
     )
 
 
@@ -104,74 +102,62 @@ def _current(ont: Ontology, now: int) -> list[Section]:
             f"As of {format_month(now)}, {who} has no current employer listed; the most recent "
             f"was {last.company} ({_span(last.start, last.end)})."
         )
-    sentences += [
-        f"{who} currently lives in {r.place}, since {format_month(r.start)}." for r in homes
-    ]
+    sentences += [f"{who} currently lives in {r.place}, since {format_month(r.start)}." for r in homes]
     return bounded_sections("Current role and home", "", sentences) if sentences else []
 
 
 def _countries_and_cities(ont: Ontology, now: int) -> list[Section]:
     who = ont.profile.short_name
     countries: dict[str, list[tuple[Place, int, int | None]]] = {}
-    cities: dict[Place, list[tuple[int, int | None]]] = {}
     for r in ont.residences:
         if r.start <= now:
             countries.setdefault(r.place.country, []).append((r.place, r.start, r.end))
-            cities.setdefault(r.place, []).append((r.start, r.end))
-    country_sentences = []
+    out = []
     for country, stays in countries.items():
         months = set().union(*(_months(s, e, now) for _, s, e in stays))
         ongoing = any(e is None for _, _, e in stays)
         detail = "; ".join(f"{p.city}: {_span(s, e)}" for p, s, e in stays)
-        verb = "has lived" if ongoing else "lived"
-        total = "so far" if ongoing else "in total"
-        country_sentences.append(
-            f"{who} {verb} in {country_name(country)} for {format_duration(len(months))} "
-            f"{total} ({detail})."
-        )
+        verb, total = ("has lived", "so far") if ongoing else ("lived", "in total")
+        sentences = [
+            f"{who} {verb} in {country_name(country)} for {format_duration(len(months))} {total} ({detail})."
+        ]
+        cities = {p: [(s, e) for q, s, e in stays if q == p] for p, _, _ in stays}
+        for place, periods in cities.items() if len(cities) > 1 else ():
+            months = set().union(*(_months(s, e, now) for s, e in periods))
+            ongoing = any(e is None for _, e in periods)
+            spans = "; ".join(_span(s, e) for s, e in periods)
+            verb, total = ("has lived", " so far") if ongoing else ("lived", "")
+            sentences.append(f"{who} {verb} in {place}, for {format_duration(len(months))}{total} ({spans}).")
+        heading = f"How long {who} lived in {country_name(country)} ({', '.join(p.city for p in cities)})"
+        out += bounded_sections(heading, "", sentences)
     if countries:
         names = ", ".join(country_name(c) for c in countries)
-        country_sentences.append(f"{who} has lived in {len(countries)} countries: {names}.")
-    city_sentences = []
-    for place, periods in cities.items():
-        months = set().union(*(_months(s, e, now) for s, e in periods))
-        ongoing = any(e is None for _, e in periods)
-        spans = "; ".join(_span(s, e) for s, e in periods)
-        verb = "has lived" if ongoing else "lived"
-        total = " so far" if ongoing else ""
-        city_sentences.append(
-            f"{who} {verb} in {place}, for {format_duration(len(months))}{total} ({spans})."
+        out += bounded_sections(
+            "Countries lived in", "", [f"{who} has lived in {len(countries)} countries: {names}."]
         )
-    return [
-        *bounded_sections("Time lived in each country", "", country_sentences),
-        *bounded_sections("Time lived in each city", "", city_sentences),
-    ]
+    return out
 
 
 def _employers(ont: Ontology, now: int) -> list[Section]:
     who = ont.profile.short_name
-    sentences = []
+    out = []
     for company, jobs in _by_company(ont.career, now).items():
         months = set().union(*(_months(j.start, j.end, now) for j in jobs))
-        ongoing = any(j.end is None for j in jobs)
         roles = "; ".join(f"{j.title} in {j.place}, {_span(j.start, j.end)}" for j in jobs)
-        if ongoing:
-            sentences.append(
-                f"{who} has worked at {company} for {format_duration(len(months))} so far "
-                f"({roles})."
-            )
+        if any(j.end is None for j in jobs):
+            text = f"{who} has worked at {company} for {format_duration(len(months))} so far ({roles})."
         else:
-            sentences.append(
-                f"{who} worked at {company} for {format_duration(len(months))} ({roles})."
-            )
+            text = f"{who} worked at {company} for {format_duration(len(months))} ({roles})."
+        out += bounded_sections(f"How long {who} worked at {company}", "", [text])
     for study in ont.education:
         if study.start <= now:
             months = _months(study.start, study.end, now)
-            sentences.append(
+            text = (
                 f"{who} studied at {study.institution} for {format_duration(len(months))} "
                 f"({study.degree}, {_span(study.start, study.end)})."
             )
-    return bounded_sections("Time at each employer and school", "", sentences)
+            out += bounded_sections(f"How long {who} studied at {study.institution}", "", [text])
+    return out
 
 
 def _by_company(career: Iterable[Job], now: int) -> dict[str, list[Job]]:
@@ -187,19 +173,21 @@ def _order(ont: Ontology, now: int) -> list[Section]:
     jobs = sorted((j for j in ont.career if j.start <= now), key=lambda j: (j.start, j.company))
     if not jobs:
         return []
-    listing = ", ".join(
-        f"{i}. {j.company} ({_span(j.start, j.end)})" for i, j in enumerate(jobs, 1)
-    )
-    sentences = [f"{who}'s employers in order, first to most recent: {listing}."]
+    listing = ", ".join(f"{i}. {j.company} ({_span(j.start, j.end)})" for i, j in enumerate(jobs, 1))
     latest = "current" if jobs[-1].end is None else "most recent"
-    sentences.append(
-        f"{who}'s first employer was {jobs[0].company}; the {latest} one is {jobs[-1].company}."
+    out = bounded_sections(
+        "Order of employers",
+        "",
+        [
+            f"{who}'s employers in order, first to most recent: {listing}.",
+            f"{who}'s first employer was {jobs[0].company}; the {latest} one is {jobs[-1].company}.",
+        ],
     )
     for before, after in pairwise(jobs):
-        sentences.append(
-            f"After {before.company}, {who} joined {after.company} in {format_month(after.start)}."
-        )
-        sentences.append(f"Right before {after.company}, {who} worked at {before.company}.")
+        sentences = [
+            f"After {before.company}, {who} joined {after.company} in {format_month(after.start)}.",
+            f"Right before {after.company}, {who} worked at {before.company}.",
+        ]
         if before.end is not None and after.start - before.end > 1:
             gap_start, gap_end = before.end + 1, after.start - 1
             places = [
@@ -212,7 +200,8 @@ def _order(ont: Ontology, now: int) -> list[Section]:
                 f"Between {before.company} and {after.company}, {who} had no employer for "
                 f"{format_duration(gap_end - gap_start + 1)} ({_gap(gap_start, gap_end)}){where}."
             )
-    return bounded_sections("Order of employers", "", sentences)
+        out += bounded_sections(f"After {before.company}: {after.company}", "", sentences)
+    return out
 
 
 def _gap(start: int, end: int) -> str:
