@@ -1,8 +1,9 @@
 """Calibrate the relevance gate on the site itself.
 
-Answerable probes are questions made from the site's headings, each scored with its own
-section left out (otherwise the probe reuses the section's exact words and the thresholds
-land far too high); unanswerable probes are general-knowledge questions shipped with the
+Answerable probes are questions made from the site's headings. Their best cosine is taken
+with the heading's own section left out (otherwise the probe matches its own words and the
+cosine threshold lands far too high); their coverage is taken over the whole site, since a
+visitor asking about a section uses words the site has. Unanswerable probes are general-knowledge questions shipped with the
 package. The thresholds chosen are the most lenient ones that keep the answerable recall at
 the target while refusing as many off-topic probes as possible.
 """
@@ -70,13 +71,9 @@ def _features(queries: Sequence[str], left_out: Sequence[frozenset[int]],
     cosine_matrix = vectors @ embed(queries).T
     coverages, cosines = [], []
     for column, (query, excluded) in enumerate(zip(queries, left_out, strict=True)):
-        terms = list(dict.fromkeys(tokenize(query, stopwords)))
-        removed: Counter[str] = Counter()
-        for index in excluded:
-            removed.update(set(passage_tokens[index]) & set(terms))
         seen = total = 0.0
-        for term in terms:
-            df = document_frequency[term] - removed[term]
+        for term in dict.fromkeys(tokenize(query, stopwords)):
+            df = document_frequency[term]
             idf = math.log(1.0 + (size - df + 0.5) / (df + 0.5))
             total += idf
             seen += idf if df > 0 else 0.0

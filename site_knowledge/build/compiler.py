@@ -96,9 +96,15 @@ def check_site_url(url: str, where: str) -> None:
         raise BuildError(where, f"URL {url!r} is outside the site")
 
 
-def page_source(page: PageInput) -> Source:
-    """A published page as a ``page`` source with heading-aware sections."""
+def page_source(page: PageInput, reserved: frozenset[str] = frozenset()) -> Source:
+    """A published page as a ``page`` source with heading-aware sections.
+
+    A page whose id is taken by an ontology source (``projects.md`` beside the PROJECTS
+    category) gets the id ``page-<id>``.
+    """
     source_id = source_id_for(page.src_path)
+    if source_id in reserved:
+        source_id = f"page-{source_id}"
     check_site_url(page.url, page.src_path)
     sections = page_sections(page.html, page.title)
     description = page.description or (sections[0].text[:200] if sections else "")
@@ -115,7 +121,8 @@ def compile_knowledge(pages: Sequence[PageInput], ontology_sources: Sequence[Sou
         BuildError: naming the file and the problem; nothing is written then.
     """
     started = time.perf_counter()
-    sources = [*ontology_sources, *(page_source(page) for page in pages)]
+    reserved = frozenset(source.id for source in ontology_sources)
+    sources = [*ontology_sources, *(page_source(page, reserved) for page in pages)]
     _check_sources(sources)
     passages = [p for source in sources for p in source_passages(source, options.chunk_size)]
     titles = {source.id: source.title for source in sources}

@@ -71,6 +71,12 @@ def is_draft(page: Page) -> bool:
     return page.file.inclusion.is_excluded() or page.meta.get("draft") is True
 
 
+def is_listing(page: Page) -> bool:
+    """Material blog views (index, archive, category, pagination) only repeat post excerpts."""
+    return any(cls.__name__ == "View" and cls.__module__.startswith("material.plugins.blog")
+               for cls in type(page).__mro__)
+
+
 class SiteKnowledgePlugin(BasePlugin[_PluginConfig]):
     """Builds ``site-knowledge.json`` from the published pages and the ontology."""
 
@@ -127,7 +133,8 @@ class SiteKnowledgePlugin(BasePlugin[_PluginConfig]):
     def on_page_content(self, html: str, /, *, page: Page, config: MkDocsConfig,
                         files: Files) -> str | None:
         """Record the rendered HTML of each published page that has not opted out."""
-        if self.config.enabled and not is_draft(page) and not page_opt_out(page.meta, "index"):
+        if (self.config.enabled and not is_draft(page) and not is_listing(page)
+                and not page_opt_out(page.meta, "index")):
             self._pages.append(PageInput(
                 src_path=page.file.src_uri, url=page.url, title=page.title or page.file.name,
                 description=str(page.meta.get("description") or ""), html=html,
