@@ -3,9 +3,10 @@
 Answerable probes are questions made from the site's headings. Their best cosine is taken
 with the heading's own section left out (otherwise the probe matches its own words and the
 cosine threshold lands far too high); their coverage is taken over the whole site, since a
-visitor asking about a section uses words the site has. Unanswerable probes are general-knowledge questions shipped with the
-package. The thresholds chosen are the most lenient ones that keep the answerable recall at
-the target while refusing as many off-topic probes as possible.
+visitor asking about a section uses words the site has. Unanswerable probes are
+general-knowledge questions shipped with the package. The thresholds chosen are the most
+lenient ones that keep the answerable recall at the target while refusing as many off-topic
+probes as possible.
 """
 
 from __future__ import annotations
