@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import date
 from pathlib import Path
 
@@ -154,3 +155,13 @@ def test_real_ontology_known_answers():
     assert "After Lumen Freight, Teo joined Kestrel Analytics in September 2017." in text
     assert "had no employer for 8 months (January 2017 to August 2017), living in Lisbon" in text
     assert "As of November 2026, Teo is Principal Engineer at Fennec Systems in Vienna" in text
+
+
+def test_real_ontology_anchors_exist_on_the_career_page():
+    ont = load_ontology(ROOT / "ontology.py")
+    source = derived_facts(ont, date(2026, 11, 30))
+    assert source.url == "cv/"
+    page = (ROOT / "docs" / "cv.md").read_text(encoding="utf-8")
+    for section in source.sections:
+        if section.anchor:
+            assert re.search(rf"#{re.escape(section.anchor)}[\s}}]", page), section.anchor

@@ -77,6 +77,12 @@ def derived_facts(ont: Ontology, today: date) -> Source:
     )
 
 
+def _anchor(ont: Ontology, category: str, anchor: str) -> str:
+    """An anchor on the derived source's page, kept only if the category lives on that page."""
+    source_url = ont.urls.get("CAREER", ont.profile.site_url_path)
+    return anchor if ont.urls.get(category) == source_url else ""
+
+
 def _months(start: int, end: int | None, now: int) -> set[int]:
     return set(range(start, min(end if end is not None else now, now) + 1))
 
@@ -103,7 +109,13 @@ def _current(ont: Ontology, now: int) -> list[Section]:
             f"was {last.company} ({_span(last.start, last.end)})."
         )
     sentences += [f"{who} currently lives in {r.place}, since {format_month(r.start)}." for r in homes]
-    return bounded_sections("Current role and home", "", sentences) if sentences else []
+    return (
+        bounded_sections(
+            "Current role and home", _anchor(ont, "CAREER", jobs[0].id if jobs else ""), sentences
+        )
+        if sentences
+        else []
+    )
 
 
 def _countries_and_cities(ont: Ontology, now: int) -> list[Section]:
@@ -129,11 +141,13 @@ def _countries_and_cities(ont: Ontology, now: int) -> list[Section]:
             verb, total = ("has lived", " so far") if ongoing else ("lived", "")
             sentences.append(f"{who} {verb} in {place}, for {format_duration(len(months))}{total} ({spans}).")
         heading = f"How long {who} lived in {country_name(country)} ({', '.join(p.city for p in cities)})"
-        out += bounded_sections(heading, "", sentences)
+        out += bounded_sections(heading, _anchor(ont, "LOCATION_HISTORY", "places-lived"), sentences)
     if countries:
         names = ", ".join(country_name(c) for c in countries)
         out += bounded_sections(
-            "Countries lived in", "", [f"{who} has lived in {len(countries)} countries: {names}."]
+            "Countries lived in",
+            _anchor(ont, "LOCATION_HISTORY", "places-lived"),
+            [f"{who} has lived in {len(countries)} countries: {names}."],
         )
     return out
 
@@ -148,7 +162,9 @@ def _employers(ont: Ontology, now: int) -> list[Section]:
             text = f"{who} has worked at {company} for {format_duration(len(months))} so far ({roles})."
         else:
             text = f"{who} worked at {company} for {format_duration(len(months))} ({roles})."
-        out += bounded_sections(f"How long {who} worked at {company}", "", [text])
+        out += bounded_sections(
+            f"How long {who} worked at {company}", _anchor(ont, "CAREER", jobs[0].id), [text]
+        )
     for study in ont.education:
         if study.start <= now:
             months = _months(study.start, study.end, now)
@@ -156,7 +172,11 @@ def _employers(ont: Ontology, now: int) -> list[Section]:
                 f"{who} studied at {study.institution} for {format_duration(len(months))} "
                 f"({study.degree}, {_span(study.start, study.end)})."
             )
-            out += bounded_sections(f"How long {who} studied at {study.institution}", "", [text])
+            out += bounded_sections(
+                f"How long {who} studied at {study.institution}",
+                _anchor(ont, "EDUCATION", study.id),
+                [text],
+            )
     return out
 
 
@@ -200,7 +220,9 @@ def _order(ont: Ontology, now: int) -> list[Section]:
                 f"Between {before.company} and {after.company}, {who} had no employer for "
                 f"{format_duration(gap_end - gap_start + 1)} ({_gap(gap_start, gap_end)}){where}."
             )
-        out += bounded_sections(f"After {before.company}: {after.company}", "", sentences)
+        out += bounded_sections(
+            f"After {before.company}: {after.company}", _anchor(ont, "CAREER", after.id), sentences
+        )
     return out
 
 
@@ -262,7 +284,9 @@ def _years(ont: Ontology, now: int) -> list[Section]:
             clauses.append(f"had no employer ({_runs(idle)})")
         if clauses:
             text = f"In {year}, {who} {'; '.join(clauses)}."
-            out += bounded_sections(f"{who} in {year}", "", [text])
+            out += bounded_sections(
+                f"{who} in {year}", _anchor(ont, "LOCATION_HISTORY", "places-lived"), [text]
+            )
     return out
 
 
