@@ -41,6 +41,9 @@ URLS = {"PROFILE": "", "CAREER": "cv/"}
         ("bad_authority.py", "bad_authority.py: AUTHORITY['CAREER']", "unknown authority 'facts'"),
         ("missing_url.py", "missing_url.py: URLS", "no URL for CAREER"),
         ("absolute_url.py", "absolute_url.py: URLS['CAREER']", "must be site-relative"),
+        ("overlap_open.py", "overlap_open.py: LOCATION_HISTORY[1]", "overlaps 'porto'"),
+        ("unknown_category.py", "unknown_category.py: AUTHORITY['HOBBIES']", "unknown category"),
+        ("no_profile.py", "no_profile.py: PROFILE", "missing"),
         ("raises.py", "raises.py", "RuntimeError: ontology generation failed"),
     ],
 )
@@ -108,9 +111,7 @@ def test_real_ontology_timelines_read_as_sentences():
         "Teodor Varga worked as Staff Engineer at Northwind Maps in Zurich, Switzerland, "
         "from June 2020 to February 2023." in career
     )
-    assert "works as Principal Engineer at Fennec Systems in Vienna, Austria, since April 2023" in (
-        career
-    )
+    assert "works as Principal Engineer at Fennec Systems in Vienna, Austria, since April 2023" in (career)
     geography = " ".join(s.text for s in sources["geography"].sections)
     assert "lived in Lisbon, Portugal, from January 2017 to August 2017." in geography
 

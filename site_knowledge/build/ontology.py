@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib.util
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
 from typing import Any, cast
@@ -217,82 +217,28 @@ def parse_ontology(data: Mapping[str, Any], file: str = "ontology.py") -> Ontolo
         The validated ontology.
     """
     r = _Reader(file)
-    residences = tuple(
-        Residence(
-            r.id(e, w),
-            Place(r.text(e, "city", w), r.text(e, "country", w)),
-            *r.period(e, w),
-            r.notes(e, w),
-        )
-        for w, e in r.entries(data, "LOCATION_HISTORY")
-    )
+    profile = r.profile(data)
+    residences = tuple(r.residence(e, w) for w, e in r.entries(data, "LOCATION_HISTORY"))
     _check_overlaps(residences, file)
-    ontology = Ontology(
-        file=file,
-        profile=r.profile(data),
-        career=tuple(
-            Job(
-                r.id(e, w),
-                r.text(e, "company", w),
-                r.text(e, "title", w),
-                *r.period(e, w),
-                r.place(e, w),
-                r.notes(e, w),
-            )
-            for w, e in r.entries(data, "CAREER")
-        ),
-        education=tuple(
-            Study(
-                r.id(e, w),
-                r.text(e, "institution", w),
-                r.text(e, "degree", w),
-                r.text(e, "field", w),
-                *r.period(e, w),
-                r.place(e, w),
-                r.notes(e, w),
-            )
-            for w, e in r.entries(data, "EDUCATION")
-        ),
-        residences=residences,
-        skills=r.skills(data),
-        projects=tuple(r.project(e, w) for w, e in r.entries(data, "PROJECTS")),
-        awards=tuple(
-            Award(r.id(e, w), r.text(e, "name", w), r.year(e, w), r.text(e, "issuer", w))
-            for w, e in r.entries(data, "AWARDS")
-        ),
-        receipts=tuple(
-            Receipt(r.id(e, w), r.text(e, "claim", w), r.text(e, "evidence", w))
-            for w, e in r.entries(data, "ARCHITECTURE_RECEIPTS")
-        ),
-        branches=tuple(r.story(e, w) for w, e in r.entries(data, "BRANCHES")),
-        lore=tuple(r.story(e, w) for w, e in r.entries(data, "LORE")),
-        authority={},
-        rules=(),
-        urls={},
-    )
+    career = tuple(r.job(e, w) for w, e in r.entries(data, "CAREER"))
+    education = tuple(r.study(e, w) for w, e in r.entries(data, "EDUCATION"))
+    skills = r.skills(data)
+    projects = tuple(r.project(e, w) for w, e in r.entries(data, "PROJECTS"))
+    awards = tuple(r.award(e, w) for w, e in r.entries(data, "AWARDS"))
+    receipts = tuple(r.receipt(e, w) for w, e in r.entries(data, "ARCHITECTURE_RECEIPTS"))
+    branches = tuple(r.story(e, w) for w, e in r.entries(data, "BRANCHES"))
+    lore = tuple(r.story(e, w) for w, e in r.entries(data, "LORE"))
     authority, rules = r.authority(data)
     urls = r.urls(data)
-    present = [c for c in CATEGORIES if c == "PROFILE" or _entries_of(ontology, c)]
-    for category in present:
+    for category in ("PROFILE", *(c for c in CATEGORIES[1:] if data.get(c))):
         if category not in authority:
             raise BuildError(f"{file}: AUTHORITY", f"no authority for {category}")
         if category not in urls:
             raise BuildError(f"{file}: URLS", f"no URL for {category}")
-    return replace(ontology, authority=authority, rules=rules, urls=urls)
-
-
-def _entries_of(ontology: Ontology, category: str) -> tuple[object, ...]:
-    return {
-        "CAREER": ontology.career,
-        "EDUCATION": ontology.education,
-        "LOCATION_HISTORY": ontology.residences,
-        "SKILLS": ontology.skills,
-        "PROJECTS": ontology.projects,
-        "AWARDS": ontology.awards,
-        "ARCHITECTURE_RECEIPTS": ontology.receipts,
-        "BRANCHES": ontology.branches,
-        "LORE": ontology.lore,
-    }.get(category, ())
+    return Ontology(
+        file, profile, career, education, residences, skills, projects, awards, receipts,
+        branches, lore, authority, rules, urls,
+    )  # fmt: skip
 
 
 def _check_overlaps(residences: tuple[Residence, ...], file: str) -> None:
@@ -320,9 +266,7 @@ class _Reader:
     def fail(self, where: str, reason: str) -> BuildError:
         return BuildError(f"{self.file}: {where}", reason)
 
-    def entries(
-        self, data: Mapping[str, Any], category: str
-    ) -> list[tuple[str, Mapping[str, Any]]]:
+    def entries(self, data: Mapping[str, Any], category: str) -> list[tuple[str, Mapping[str, Any]]]:
         value = data.get(category, [])
         if not isinstance(value, list | tuple):
             raise self.fail(category, "must be a list of dicts")
@@ -391,9 +335,7 @@ class _Reader:
 
     def strings(self, entry: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
         value = entry.get(key, [])
-        if not isinstance(value, list | tuple) or not all(
-            isinstance(v, str) and v.strip() for v in value
-        ):
+        if not isinstance(value, list | tuple) or not all(isinstance(v, str) and v.strip() for v in value):
             raise self.fail(where, f"'{key}' must be a list of non-empty strings")
         return tuple(" ".join(v.split()) for v in value)
 
@@ -418,10 +360,34 @@ class _Reader:
             raise self.fail(where, "missing required field 'tech'")
         return Project(ident, name, year, summary, url, page, self.strings(entry, "tech", where))
 
+    def job(self, e: Mapping[str, Any], where: str) -> Job:
+        ident, company = self.id(e, where), self.text(e, "company", where)
+        title, (start, end) = self.text(e, "title", where), self.period(e, where)
+        return Job(ident, company, title, start, end, self.place(e, where), self.notes(e, where))
+
+    def study(self, e: Mapping[str, Any], where: str) -> Study:
+        ident, institution = self.id(e, where), self.text(e, "institution", where)
+        degree, field = self.text(e, "degree", where), self.text(e, "field", where)
+        start, end = self.period(e, where)
+        place, notes = self.place(e, where), self.notes(e, where)
+        return Study(ident, institution, degree, field, start, end, place, notes)
+
+    def residence(self, e: Mapping[str, Any], where: str) -> Residence:
+        ident = self.id(e, where)
+        place = Place(self.text(e, "city", where), self.text(e, "country", where))
+        start, end = self.period(e, where)
+        return Residence(ident, place, start, end, self.notes(e, where))
+
+    def award(self, e: Mapping[str, Any], where: str) -> Award:
+        ident, name = self.id(e, where), self.text(e, "name", where)
+        return Award(ident, name, self.year(e, where), self.text(e, "issuer", where))
+
+    def receipt(self, e: Mapping[str, Any], where: str) -> Receipt:
+        ident, claim = self.id(e, where), self.text(e, "claim", where)
+        return Receipt(ident, claim, self.text(e, "evidence", where))
+
     def story(self, entry: Mapping[str, Any], where: str) -> Story:
-        return Story(
-            self.id(entry, where), self.text(entry, "title", where), self.text(entry, "text", where)
-        )
+        return Story(self.id(entry, where), self.text(entry, "title", where), self.text(entry, "text", where))
 
     def profile(self, data: Mapping[str, Any]) -> Profile:
         value = data.get("PROFILE")
@@ -441,9 +407,7 @@ class _Reader:
             name=name,
             short_name=self.optional_text(value, "short_name", where) or name.split()[0],
             headline=self.text(value, "headline", where),
-            current_location=Place(
-                self.text(location, "city", where), self.text(location, "country", where)
-            ),
+            current_location=Place(self.text(location, "city", where), self.text(location, "country", where)),
             email=self.text(value, "email", where),
             links=tuple(links.items()),
             summary=self.text(value, "summary", where),
@@ -470,13 +434,9 @@ class _Reader:
         for category, level in value["categories"].items():
             where = f"AUTHORITY[{category!r}]"
             if category not in CATEGORIES:
-                raise self.fail(
-                    where, f"unknown category (expected one of {', '.join(CATEGORIES)})"
-                )
+                raise self.fail(where, f"unknown category (expected one of {', '.join(CATEGORIES)})")
             if level not in AUTHORITIES:
-                raise self.fail(
-                    where, f"unknown authority {level!r} (expected fact, prose or fiction)"
-                )
+                raise self.fail(where, f"unknown authority {level!r} (expected fact, prose or fiction)")
             out[category] = cast(Authority, level)
         return out, self.strings(value, "rules", "AUTHORITY")
 
@@ -656,8 +616,7 @@ def _projects(ont: Ontology) -> list[Section]:
     out = []
     for proj in ont.projects:
         sentences = [
-            f"{proj.name} ({proj.year}), a project by {ont.profile.name}: "
-            f"{_sentence(proj.summary)}",
+            f"{proj.name} ({proj.year}), a project by {ont.profile.name}: {_sentence(proj.summary)}",
             f"Technology: {', '.join(proj.tech)}.",
             *([f"Code: {proj.url}."] if proj.url else []),
         ]
@@ -668,10 +627,7 @@ def _projects(ont: Ontology) -> list[Section]:
 def _awards(ont: Ontology) -> list[Section]:
     out = []
     for award in ont.awards:
-        text = (
-            f"{ont.profile.name} received the award '{award.name}' from {award.issuer} "
-            f"in {award.year}."
-        )
+        text = f"{ont.profile.name} received the award '{award.name}' from {award.issuer} in {award.year}."
         out += bounded_sections(award.name, award.id, [text])
     return out
 
@@ -691,9 +647,7 @@ def _fiction(ont: Ontology, stories: tuple[Story, ...]) -> list[Section]:
     label = f"Fiction, not a fact about the real {ont.profile.short_name}:"
     out = []
     for story in stories:
-        out += bounded_sections(
-            f"{story.title} (fiction)", story.id, [label, _sentence(story.text)]
-        )
+        out += bounded_sections(f"{story.title} (fiction)", story.id, [label, _sentence(story.text)])
     return out
 
 

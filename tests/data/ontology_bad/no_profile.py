@@ -1,0 +1,4 @@
+"""No PROFILE at all."""
+
+AUTHORITY = {"categories": {}, "rules": []}
+URLS = {}
