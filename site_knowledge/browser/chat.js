@@ -252,8 +252,9 @@ class ChatBox {
     for (const gateway of this.config.gateways) {
       try {
         const url = new URL("healthz", gateway.endsWith("/") ? gateway : gateway + "/");
-        const response = await fetch(url, { signal: AbortSignal.timeout(3000) });
-        if (response.ok) return true;
+        // no-cors: any answer at all (even opaque) means the server is up.
+        const response = await fetch(url, { mode: "no-cors", signal: AbortSignal.timeout(3000) });
+        if (response.type === "opaque" || response.ok) return true;
       } catch {}
     }
     return false;
@@ -311,6 +312,7 @@ class ChatBox {
     const started = performance.now();
     const query = retrievalQuery(question, this.history, this.meta.retrieval.followup_turns);
     const found = await this.search(query);
+    this.stats.lastQuery = query;
     if (!found.gate.answerable) {
       const text = this.meta.prompt.refusal;
       view.finish({ text, citations: [], by: "the site's relevance check (nothing on this site matches)" });

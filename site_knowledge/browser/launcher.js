@@ -1,6 +1,8 @@
 // The only script a page view loads: a button and a keyboard shortcut (Ctrl/⌘+K) that import
 // the chat box on first use. Survives Material's instant navigation: one box per tab.
-const config = JSON.parse(document.getElementById("site-knowledge-config")?.textContent || "null");
+// A page may set window.siteKnowledgeConfig before this runs to override the plugin's settings.
+const tag = document.getElementById("site-knowledge-config");
+const config = tag && { ...JSON.parse(tag.textContent), ...(window.siteKnowledgeConfig || {}) };
 
 if (config && !window.siteKnowledge) {
   const base = new URL("./", import.meta.url);

@@ -85,12 +85,16 @@ export async function serveStatic(root) {
   const fs = await import("node:fs");
   const path = await import("node:path");
   const served = [];
+  const missing = [];
   const server = http.createServer((req, res) => {
     let pathname = decodeURIComponent(new URL(req.url, "http://x").pathname);
     let file = path.join(root, pathname);
     if (!file.startsWith(path.resolve(root))) return res.writeHead(403).end();
     if (fs.existsSync(file) && fs.statSync(file).isDirectory()) file = path.join(file, "index.html");
-    if (!fs.existsSync(file)) return res.writeHead(404).end("not found");
+    if (!fs.existsSync(file)) {
+      missing.push(pathname);
+      return res.writeHead(404).end("not found");
+    }
     const size = fs.statSync(file).size;
     served.push({ path: pathname, bytes: size });
     res.writeHead(200, {
@@ -102,5 +106,5 @@ export async function serveStatic(root) {
   });
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${server.address().port}/`;
-  return { url, served, close: () => new Promise((resolve) => server.close(resolve)) };
+  return { url, served, missing, close: () => new Promise((resolve) => server.close(resolve)) };
 }

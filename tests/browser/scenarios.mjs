@@ -1,0 +1,239 @@
+// Usage: node tests/browser/scenarios.mjs SCENARIO SITE_DIR [ARG]
+// Drives the chat box in Debian's chromium (offline; only loopback requests allowed) and prints
+// one JSON line with what it observed; tests/test_browser_*.py asserts on it.
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { launch, openBox, serveStatic } from "./harness.mjs";
+import { closedPort, startStubGateway } from "./stub_gateway.mjs";
+
+const [scenario, siteDir, arg] = process.argv.slice(2);
+
+async function withSite(fn, options = {}) {
+  const server = await serveStatic(siteDir);
+  const session = await launch(options);
+  try {
+    return await fn({ server, session, page: session.page });
+  } finally {
+    await session.close();
+    await server.close();
+  }
+}
+
+/** Configure the box before the launcher runs (window.siteKnowledgeConfig overrides). */
+async function override(page, config) {
+  await page.addInitScript((c) => {
+    window.siteKnowledgeConfig = c;
+  }, config);
+}
+
+function boxText(page) {
+  return page.locator(".skn-box").innerText();
+}
+
+const scenarios = {
+  /** What a page view costs before the box opens, and what opening it costs. */
+  async page_cost() {
+    return withSite(async ({ server, session, page }) => {
+      await page.goto(server.url, { waitUntil: "networkidle" });
+      const before = server.served.slice();
+      const t0 = Date.now();
+      await openBox(page);
+      const openMs = Date.now() - t0;
+      const onOpen = server.served.slice(before.length);
+      const launcher = await page.locator(".skn-launch").count();
+      return { before, onOpen, openMs, launcher, offsite: session.offsite, errors: session.consoleErrors };
+    });
+  },
+
+  /** An off-topic question: refused by the gate, no engine called, no request made. */
+  async offtopic() {
+    const stub = await startStubGateway();
+    try {
+      return await withSite(async ({ server, session, page }) => {
+        await override(page, { gateways: [stub.base + "ok/"] });
+        await page.goto(server.url);
+        await openBox(page);
+        await page.waitForTimeout(500);
+        const mark = session.requests.length;
+        const stubMark = stub.requests.length;
+        const question = arg || "What is the best recipe for banana bread with walnuts?";
+        const answer = await page.evaluate((q) => window.siteKnowledge.ask(q), question);
+        const again = await page.evaluate((q) => window.siteKnowledge.ask(q), question);
+        const stats = await page.evaluate(() => window.siteKnowledge.stats);
+        return {
+          answer,
+          againMs: again.ms,
+          requestsDuring: session.requests.slice(mark).map((r) => r.url),
+          gatewayRequests: stub.requests.length - stubMark,
+          engineCalls: stats.engineCalls,
+          offsite: session.offsite,
+          text: await boxText(page),
+        };
+      });
+    } finally {
+      await stub.close();
+    }
+  },
+
+  /** Gateway stopped, no WebGPU: the box says so and answers with wllama on the CPU. */
+  async wllama() {
+    const down = await closedPort();
+    return withSite(async ({ server, session, page }) => {
+      await override(page, { gateways: [down] });
+      await page.goto(server.url);
+      await openBox(page);
+      const question = arg || "What is this site about?";
+      const answer = await page.evaluate((q) => window.siteKnowledge.ask(q), question);
+      const stats = await page.evaluate(() => window.siteKnowledge.stats);
+      return { answer, engineCalls: stats.engineCalls, text: await boxText(page), offsite: session.offsite };
+    });
+  },
+};
+
+/** Gateway contract through a stub: streaming, queue position, 429, interruption, fallback. */
+scenarios.gateway_stub = async function gatewayStub() {
+  const stub = await startStubGateway();
+  const question = arg || "What is this site about?";
+  const out = {};
+  try {
+    for (const mode of ["ok", "queued", "busy", "cut", "late"]) {
+      out[mode] = await withSite(async ({ server, session, page }) => {
+        await override(page, { gateways: [stub.base + mode + "/"] });
+        await page.goto(server.url);
+        await openBox(page);
+        await page.evaluate(() => {
+          window.__queueSeen = [];
+          window.__textSteps = [];
+          const log = document.querySelector(".skn-log");
+          new MutationObserver(() => {
+            for (const n of document.querySelectorAll(".skn-queue")) {
+              if (!n.hidden && n.textContent && !window.__queueSeen.includes(n.textContent)) {
+                window.__queueSeen.push(n.textContent);
+              }
+            }
+            const t = document.querySelector(".skn-exchange:last-child .skn-text");
+            if (t && t.textContent && window.__textSteps.at(-1) !== t.textContent) {
+              window.__textSteps.push(t.textContent);
+            }
+          }).observe(log, { subtree: true, childList: true, characterData: true, attributes: true });
+        });
+        const mark = stub.requests.length;
+        const answer = await page.evaluate((q) => window.siteKnowledge.ask(q), question);
+        const stats = await page.evaluate(() => window.siteKnowledge.stats);
+        const seen = await page.evaluate(() => ({ queue: window.__queueSeen, steps: window.__textSteps }));
+        return {
+          answer,
+          engineCalls: stats.engineCalls,
+          queueSeen: seen.queue,
+          textSteps: seen.steps.length,
+          gatewayRequests: stub.requests.length - mark,
+          text: await boxText(page),
+          offsite: session.offsite,
+        };
+      });
+    }
+    return out;
+  } finally {
+    await stub.close();
+  }
+};
+
+/** Follow-ups use memory, forget clears it, instant navigation keeps one box and the talk. */
+scenarios.memory = async function memory() {
+  const stub = await startStubGateway();
+  const [first, second] = JSON.parse(arg);
+  try {
+    return await withSite(async ({ server, session, page }) => {
+      await override(page, { gateways: [stub.base + "ok/"] });
+      await page.goto(server.url);
+      await openBox(page);
+      const a1 = await page.evaluate((q) => window.siteKnowledge.ask(q), first);
+      const a2 = await page.evaluate((q) => window.siteKnowledge.ask(q), second);
+      const historyAfterTwo = await page.evaluate(() => window.siteKnowledge.history);
+      const sentHistory = stub.requests.at(-1).body.history;
+      const followupQuery = await page.evaluate(() => window.siteKnowledge.stats.then((s) => s.lastQuery));
+      // Material instant navigation: follow an internal link without a full load.
+      const navigations = [];
+      page.on("framenavigated", (frame) => frame === page.mainFrame() && navigations.push(frame.url()));
+      const link = page.locator("a.md-nav__link[href]:not([href^='#']):not([href='./'])").nth(1);
+      const hasInstant = (await link.count()) > 0;
+      let afterNav = null;
+      if (hasInstant) {
+        const href = await link.getAttribute("href");
+        await page.evaluate(() => (window.__sameDocument = true));
+        await link.click();
+        await page.waitForURL((u) => u.href !== server.url, { timeout: 15000 });
+        await page.waitForTimeout(1000);
+        await page.evaluate(() => window.siteKnowledge.open());
+        afterNav = {
+          href,
+          url: page.url(),
+          sameDocument: await page.evaluate(() => window.__sameDocument === true),
+          boxes: await page.locator("#site-knowledge").count(),
+          launchers: await page.locator(".skn-launch").count(),
+          exchanges: await page.locator(".skn-exchange").count(),
+          history: await page.evaluate(() => window.siteKnowledge.history),
+          visible: await page.locator(".skn-box").isVisible(),
+        };
+        const a3 = await page.evaluate((q) => window.siteKnowledge.ask(q), second);
+        afterNav.sentHistory = stub.requests.at(-1).body.history;
+        afterNav.citationHref = a3.citations[0] && a3.citations[0].url;
+      }
+      await page.evaluate(() => window.siteKnowledge.ask("forget"));
+      const historyAfterForget = await page.evaluate(() => window.siteKnowledge.history);
+      await page.evaluate((q) => window.siteKnowledge.ask(q), second);
+      const sentAfterForget = stub.requests.at(-1).body.history;
+      return {
+        a1, a2, historyAfterTwo, sentHistory, followupQuery, afterNav, historyAfterForget,
+        sentAfterForget, offsite: session.offsite, errors: session.consoleErrors,
+      };
+    });
+  } finally {
+    await stub.close();
+  }
+};
+
+/** Screenshots of the open box with an answer, light and dark. ARG: output folder. */
+scenarios.screenshots = async function screenshots() {
+  const outDir = arg;
+  const shots = {};
+  for (const scheme of ["light", "dark"]) {
+    shots[scheme] = await withSite(
+      async ({ server, session, page }) => {
+        await override(page, { engines: ["search"] });
+        await page.goto(server.url);
+        await openBox(page);
+        const question = process.env.SK_SHOT_QUESTION || "What is this site about?";
+        await page.evaluate((q) => window.siteKnowledge.ask(q), question);
+        await page.waitForTimeout(1700);
+        const path = `${outDir}/chat-box-${scheme}.png`;
+        mkdirSync(dirname(path), { recursive: true });
+        await page.screenshot({ path });
+        const dark = await page.locator("#site-knowledge").evaluate((n) => n.classList.contains("skn-dark"));
+        const background = await page.locator(".skn-box").evaluate((n) => getComputedStyle(n).backgroundColor);
+        return { path, dark, background, offsite: session.offsite };
+      },
+      { colorScheme: scheme, viewport: { width: 1100, height: 760 } },
+    );
+  }
+  return shots;
+};
+
+/** Keyboard: the shortcut opens the box with focus in the input; Escape closes it. */
+scenarios.keyboard = async function keyboard() {
+  return withSite(async ({ server, page }) => {
+    await page.goto(server.url);
+    await page.keyboard.press("Control+k");
+    await page.locator(".skn-box").waitFor({ state: "visible" });
+    const focused = await page.evaluate(() => document.activeElement && document.activeElement.id);
+    const live = await page.locator(".skn-log").getAttribute("aria-live");
+    const role = await page.locator(".skn-box").getAttribute("role");
+    const label = await page.locator("label[for=skn-input]").innerText();
+    await page.keyboard.press("Escape");
+    const hiddenAfterEscape = await page.locator(".skn-box").isHidden();
+    return { focused, live, role, label, hiddenAfterEscape };
+  });
+};
+
+const result = await scenarios[scenario]();
+console.log(JSON.stringify(result));
