@@ -27,6 +27,7 @@ from mkdocs.utils.meta import YAML_RE
 from site_knowledge.build.compiler import (
     DEFAULT_BUDGETS,
     BuildOptions,
+    BuildReport,
     PageInput,
     compile_knowledge,
 )
@@ -83,6 +84,7 @@ class SiteKnowledgePlugin(BasePlugin[_PluginConfig]):
     def __init__(self) -> None:
         self._cache: EmbeddingCache | None = None
         self._pages: list[PageInput] = []
+        self.last_report: BuildReport | None = None
 
     def on_startup(self, *, command: str, dirty: bool) -> None:
         """Nothing heavy yet: the cache is made on first build and then kept."""
@@ -169,6 +171,7 @@ class SiteKnowledgePlugin(BasePlugin[_PluginConfig]):
                                        self._embedding_cache(config))
         except BuildError as error:
             raise PluginError(f"site-knowledge: {error}") from None
+        self.last_report = report
         asset_bytes = 0
         if self.config.chat:
             from site_knowledge.browser.assets import install_browser_assets

@@ -1,0 +1,100 @@
+"""Regenerate tests/data/retrieval_vectors.json and its fixture artifact.
+
+The file is the contract between the Python and JavaScript retrieval: tokenizer cases
+(text -> tokens) and ranking cases over a small real artifact (query, its embedding, the gate's
+verdict and the ranked passage ids per mode). Run after a deliberate change to SPEC.md:
+``.venv/bin/python scripts/make_retrieval_vectors.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+from site_knowledge.build.compiler import BuildOptions, PageInput, PromptParts, compile_knowledge
+from site_knowledge.build.embed_cache import EmbeddingCache
+from site_knowledge.embedding import Encoder
+from site_knowledge.retrieval import load_index
+from site_knowledge.retrieval.tokenizer import tokenize
+
+DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
+FIXTURE = DATA / "fixture-artifact"
+
+TOKENIZER_TEXTS = [
+    "Hello, World!",
+    "The racks' power feeds: 2 PDUs per rack.",
+    "Policies and statuses of the classes",
+    "Ｆｕｌｌｗｉｄｔｈ ＡＢＣ and ﬁ ligature",
+    "Zürich, Wien & São Paulo",
+    "snake_case-and-kebab-case v4.2",
+    "I am a b c d 7 x",
+    "Don't stop; it's Teo's cat",
+    "日本語のテキスト and 中文",
+    "Résumé of the analyses: bus, status, glass",
+    "ÇA VA? İstanbul",
+    "",
+]
+PAGES = [
+    ("racks.md", "racks/", "Racks", "<h2 id='elevations'>Rack elevations</h2><p>Racks hold "
+     "devices in numbered units. An elevation shows the front and rear faces.</p>"
+     "<h2 id='reservations'>Reservations</h2><p>A reservation sets units aside for a future "
+     "install by a tenant.</p>"),
+    ("cables.md", "cables/", "Cables", "<h2 id='tracing'>Tracing</h2><p>Trace a cable from "
+     "an interface through patch panels to its far end.</p><h2 id='colours'>Colours</h2>"
+     "<p>Each cable can carry a colour and a length in metres.</p>"),
+    ("power.md", "power/", "Power", "<h2 id='feeds'>Power feeds</h2><p>A power feed connects "
+     "a panel to a rack's power distribution unit.</p><h2 id='panels'>Panels</h2><p>Panels "
+     "sit in a site and feed several racks.</p>"),
+    ("install.md", "install/", "Installation", "<h2 id='postgres'>PostgreSQL</h2><p>Install "
+     "the database server and create a user.</p><h2 id='upgrade'>Upgrading</h2><p>Read the "
+     "release notes, back up the database, then run the upgrade script.</p>"),
+    ("about.md", "about/", "About", "<p>This documentation covers data centre "
+     "infrastructure modelling: racks, cables and power.</p>"),
+]
+QUERIES = [
+    ("How do I trace a cable?", []),
+    ("rack reservations for a tenant", []),
+    ("upgrade the database", []),
+    ("what feeds a PDU", []),
+    ("What colour is it?", ["How long can a cable be?"]),
+    ("How do I bake sourdough bread?", []),
+    ("colour", []),
+    ("numbered units", []),
+]
+
+
+def main() -> None:
+    """Compile the fixture artifact and write the vectors file."""
+    with tempfile.TemporaryDirectory() as cache_dir:
+        cache = EmbeddingCache(Encoder(Path(cache_dir)), Path(cache_dir))
+        pages = [PageInput(src, url, title, "", html) for src, url, title, html in PAGES]
+        prompt = PromptParts("You answer from the excerpts.", "Not on this site.", "No model.")
+        compile_knowledge(pages, [], prompt, BuildOptions("Fixture", "", FIXTURE), cache)
+        for stale in FIXTURE.glob(".*.tmp"):
+            stale.unlink()
+        index = load_index(FIXTURE / "site-knowledge.json", cache.encoder)
+        ranking = []
+        for question, history in QUERIES:
+            query = " ".join([*history[-1:], question])
+            vector = cache.encoder.encode([query])[0]
+            case = {"question": question, "history": history,
+                    "query_vector": [round(float(x), 7) for x in vector], "modes": {}}
+            for mode in ("hybrid", "bm25", "dense"):
+                result = index.search(question, history, mode, 4, query_vector=vector)
+                case["answerable"] = result.answerable
+                case["gate"] = result.gate
+                case["modes"][mode] = [hit.passage.id for hit in result.hits]
+            ranking.append(case)
+    document = {
+        "spec": "site-knowledge/1 sk-words/1",
+        "artifact": "fixture-artifact/site-knowledge.json",
+        "tokenizer": [{"text": text, "tokens": tokenize(text)} for text in TOKENIZER_TEXTS],
+        "ranking": ranking,
+    }
+    (DATA / "retrieval_vectors.json").write_text(
+        json.dumps(document, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,64 @@
+"""Real builds of the example site and of netbox-docs with the plugin, for the tests."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from mkdocs.commands.build import build
+from mkdocs.config import load_config
+
+from site_knowledge.build.compiler import BuildReport
+from site_knowledge.retrieval.artifact import load_artifact
+
+REPO = Path(__file__).resolve().parents[1]
+NETBOX = REPO.parent / "shared" / "corpora" / "netbox-docs"
+OUTPUT = "assets/site-knowledge"
+
+
+@dataclass
+class BuiltSite:
+    """A built site folder, its artifact and the plugin's report of that build."""
+
+    site_dir: Path
+    artifact: dict[str, Any]
+    report: BuildReport
+
+    @property
+    def artifact_path(self) -> Path:
+        return self.site_dir / OUTPUT / "site-knowledge.json"
+
+
+def build_site(config_file: Path, site_dir: Path, **plugin_options: Any) -> BuiltSite:
+    """Run a real ``mkdocs build`` with the plugin options overridden."""
+    config = load_config(str(config_file), site_dir=str(site_dir))
+    plugin = config.plugins["site-knowledge"]
+    for key, value in plugin_options.items():
+        plugin.config[key] = value
+    build(config)
+    artifact, _ = load_artifact(site_dir)
+    return BuiltSite(site_dir, artifact, plugin.last_report)
+
+
+def copy_example(target: Path) -> Path:
+    """A writable copy of the example site (mkdocs.yml, docs/, ontology.py)."""
+    target.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(REPO / "docs", target / "docs")
+    shutil.copy(REPO / "mkdocs.yml", target / "mkdocs.yml")
+    shutil.copy(REPO / "ontology.py", target / "ontology.py")
+    return target / "mkdocs.yml"
+
+
+def copy_netbox(target: Path, **plugin_options: Any) -> Path:
+    """A copy of netbox-docs with the plugin added to its mkdocs.yml."""
+    shutil.copytree(NETBOX, target, dirs_exist_ok=True)
+    for path in target.rglob("*"):
+        path.chmod(path.stat().st_mode | 0o200)
+    config_file = target / "mkdocs.yml"
+    config = yaml.safe_load(config_file.read_text(encoding="utf-8"))
+    config["plugins"].append({"site-knowledge": plugin_options} if plugin_options else "site-knowledge")
+    config_file.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    return config_file

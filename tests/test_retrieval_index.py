@@ -1,0 +1,91 @@
+"""Python retrieval: the shared ranking vectors, modes, follow-ups, the gate, bad artifacts."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from site_knowledge.retrieval import ArtifactError, load_index
+from site_knowledge.retrieval.index import retrieval_query
+
+DATA = Path(__file__).parent / "data"
+VECTORS = json.loads((DATA / "retrieval_vectors.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def fixture_index():
+    return load_index(DATA / VECTORS["artifact"])
+
+
+def test_shared_ranking_vectors(fixture_index):
+    for case in VECTORS["ranking"]:
+        vector = np.array(case["query_vector"], dtype=np.float32)
+        for mode, expected in case["modes"].items():
+            result = fixture_index.search(case["question"], case["history"], mode, 4,
+                                          query_vector=vector)
+            assert [h.passage.id for h in result.hits] == expected, (case["question"], mode)
+            assert result.answerable == case["answerable"]
+
+
+def test_query_embedding_matches_the_recorded_vectors(fixture_index):
+    case = VECTORS["ranking"][0]
+    vector = fixture_index.embed(retrieval_query(case["question"], case["history"], 1))
+    assert float(vector @ np.array(case["query_vector"], dtype=np.float32)) > 0.9999
+
+
+def test_follow_up_is_retrieved_with_the_earlier_question():
+    assert retrieval_query("Where was he then?", ["Where did Teo work in 2019?"], 1) == (
+        "Where did Teo work in 2019? Where was he then?")
+    assert retrieval_query("Hi", ["a", "b"], 0) == "Hi"
+
+
+def test_unknown_mode_is_an_error(fixture_index):
+    with pytest.raises(ValueError, match="unknown mode"):
+        fixture_index.search("racks", mode="magic")  # type: ignore[arg-type]
+
+
+def _copy_fixture(tmp_path: Path) -> Path:
+    target = tmp_path / "artifact"
+    shutil.copytree(DATA / "fixture-artifact", target)
+    return target / "site-knowledge.json"
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda d: d.update(schema="site-knowledge/9"), "unknown artifact schema"),
+    (lambda d: d["passages"][0].update(text="x" * 901), "passages/0/text"),
+    (lambda d: d["passages"][0].update(id="Bad Id#0"), "passages/0/id"),
+    (lambda d: d["sources"][0].update(url="https://evil.example/"), "sources/0/url"),
+    (lambda d: d["sources"][0].update(url="../../etc/"), "sources/0/url"),
+    (lambda d: d["passages"].append(dict(d["passages"][0])), "count|duplicate"),
+    (lambda d: d["embedding"].update(model="other/model"), "embedding/model"),
+])
+def test_readers_reject_bad_artifacts(tmp_path, change, message):
+    path = _copy_fixture(tmp_path)
+    document = json.loads(path.read_text(encoding="utf-8"))
+    change(document)
+    path.write_text(json.dumps(document), encoding="utf-8")
+    with pytest.raises(ArtifactError, match=message):
+        load_index(path)
+
+
+def test_readers_reject_a_tampered_vectors_sidecar(tmp_path):
+    path = _copy_fixture(tmp_path)
+    sidecar = next(path.parent.glob("*.vectors.bin"))
+    blob = bytearray(sidecar.read_bytes())
+    blob[0] ^= 1
+    sidecar.write_bytes(bytes(blob))
+    with pytest.raises(ArtifactError, match="SHA-256"):
+        load_index(path)
+
+
+def test_readers_reject_other_embedding_weights(tmp_path):
+    path = _copy_fixture(tmp_path)
+    document = json.loads(path.read_text(encoding="utf-8"))
+    document["embedding"]["weights_sha256"] = "0" * 64
+    path.write_text(json.dumps(document), encoding="utf-8")
+    with pytest.raises(ArtifactError, match="different model weights"):
+        load_index(path).search("racks")

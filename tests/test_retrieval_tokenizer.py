@@ -1,0 +1,34 @@
+"""The sk-words/1 tokenizer against the shared test vectors the JavaScript twin reads too."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from site_knowledge.retrieval.lexical import BM25
+from site_knowledge.retrieval.tokenizer import fold_plural, tokenize
+
+VECTORS = Path(__file__).parent / "data" / "retrieval_vectors.json"
+
+
+def test_shared_tokenizer_vectors():
+    cases = json.loads(VECTORS.read_text(encoding="utf-8"))["tokenizer"]
+    assert len(cases) >= 10
+    for case in cases:
+        assert tokenize(case["text"]) == case["tokens"], case["text"]
+
+
+def test_plural_folding():
+    assert [fold_plural(w) for w in ["policies", "racks", "class", "status", "analysis", "bus"]] == [
+        "policy", "rack", "class", "status", "analysis", "bus",
+    ]
+
+
+def test_idf_stays_positive_for_terms_in_most_documents():
+    index = BM25([["rack", "cable"], ["rack"], ["rack", "power"]], k1=1.2, b=0.75)
+    assert index.idf(3) > 0
+    assert index.idf(2) > 0
+    scores = index.scores(["rack"])
+    assert (scores > 0).all()
+    assert index.coverage(["rack", "banana"]) < 0.5
+    assert index.coverage(["rack", "cable"]) == 1.0
