@@ -49,8 +49,7 @@ CAREER = [
         "end": "2020-05",
         "location": {"city": "Berlin", "country": "Germany"},
         "notes": [
-            "Built the streaming ingestion pipeline for retail footfall sensors on Kafka and "
-            "Apache Flink.",
+            "Built the streaming ingestion pipeline for retail footfall sensors on Kafka and Apache Flink.",
             "Led the 2018 migration of about 140 cron jobs to Apache Airflow.",
             "Wrote pg-shadow, a tool that replays production PostgreSQL queries against a "
             "shadow database; it was open-sourced in 2019.",
@@ -107,8 +106,7 @@ EDUCATION = [
         "end": "2014-08",
         "location": {"city": "Delft", "country": "Netherlands"},
         "notes": [
-            "Master's thesis on bounded staleness for geo-replicated key-value stores, "
-            "graded cum laude.",
+            "Master's thesis on bounded staleness for geo-replicated key-value stores, graded cum laude.",
         ],
     },
 ]
@@ -225,7 +223,7 @@ PROJECTS = [
         "name": "slotmeter",
         "year": 2024,
         "summary": "A Python harness that measures time to first token of llama.cpp's server "
-        "with one versus several KV-cache slots.",
+        "with one versus several KV-cache slots. Built in Vienna at Fennec Systems.",
         "page": "projects/",
         "tech": ["Python", "llama.cpp"],
     },
@@ -255,8 +253,7 @@ AWARDS = [
 ARCHITECTURE_RECEIPTS = [
     {
         "id": "receipt-published-only",
-        "claim": "The ask box answers only from this site's published pages and these "
-        "structured facts.",
+        "claim": "The ask box answers only from this site's published pages and these structured facts.",
         "evidence": "A build-time compiler turns published pages and ontology.py into one "
         "knowledge artifact; drafts are excluded before anything is indexed.",
     },
