@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from itertools import pairwise
@@ -197,12 +198,15 @@ def load_ontology(path: Path) -> Ontology:
     if spec is None or spec.loader is None:
         raise BuildError(name, "cannot be imported as a Python file")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # for dataclasses and the like while the file runs
     try:
         spec.loader.exec_module(module)
     except SyntaxError as exc:
         raise BuildError(f"{name}: line {exc.lineno}", f"syntax error: {exc.msg}") from exc
     except Exception as exc:
         raise BuildError(name, f"raised {type(exc).__name__}: {exc}") from exc
+    finally:
+        sys.modules.pop(spec.name, None)
     return parse_ontology(vars(module), name)
 
 
