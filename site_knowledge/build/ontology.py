@@ -251,12 +251,13 @@ def _check_overlaps(residences: tuple[Residence, ...], file: str) -> None:
         if before.end is None or before.end >= after.start:
             raise BuildError(
                 f"{file}: LOCATION_HISTORY[{i}]",
-                f"period {_span(after.start, after.end)} overlaps '{before.id}' "
-                f"({_span(before.start, before.end)})",
+                f"period {format_span(after.start, after.end)} overlaps '{before.id}' "
+                f"({format_span(before.start, before.end)})",
             )
 
 
-def _span(start: int, end: int | None) -> str:
+def format_span(start: int, end: int | None) -> str:
+    """``"September 2017 to May 2020"``, or ``"April 2023 to present"`` for an open period."""
     return f"{format_month(start)} to {format_month(end) if end is not None else 'present'}"
 
 
@@ -573,7 +574,7 @@ def _career(ont: Ontology) -> list[Section]:
         else:
             first = (
                 f"{ont.profile.name} worked as {job.title} at {job.company} in {job.place}, "
-                f"from {_span(job.start, job.end)}."
+                f"from {format_span(job.start, job.end)}."
             )
         notes = [f"At {job.company}: {_sentence(n)}" for n in job.notes]
         out += bounded_sections(f"{job.company}, {job.title}", job.id, [first, *notes])
@@ -585,7 +586,7 @@ def _education(ont: Ontology) -> list[Section]:
     for study in ont.education:
         first = (
             f"{ont.profile.name} studied {study.field} at {study.institution} in "
-            f"{study.place}, from {_span(study.start, study.end)} (degree: {study.degree})."
+            f"{study.place}, from {format_span(study.start, study.end)} (degree: {study.degree})."
         )
         notes = [_sentence(n) for n in study.notes]
         out += bounded_sections(f"{study.institution}, {study.degree}", study.id, [first, *notes])
@@ -601,7 +602,7 @@ def _geography(ont: Ontology) -> list[Section]:
                 f"{format_month(res.start)} (current home)."
             )
         else:
-            first = f"{ont.profile.name} lived in {res.place}, from {_span(res.start, res.end)}."
+            first = f"{ont.profile.name} lived in {res.place}, from {format_span(res.start, res.end)}."
         out += bounded_sections(str(res.place), res.id, [first, *map(_sentence, res.notes)])
     return out
 

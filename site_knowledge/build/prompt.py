@@ -10,7 +10,7 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from site_knowledge.build.ontology import Ontology, format_month
+from site_knowledge.build.ontology import Ontology, format_span
 
 MAX_PROMPT_CHARS = 3500
 MAX_PROMPT_PROJECTS = 4
@@ -23,10 +23,6 @@ _ENV = Environment(
     lstrip_blocks=True,
     keep_trailing_newline=False,
 )
-
-
-def _span(start: int, end: int | None) -> str:
-    return f"{format_month(start)} to {format_month(end) if end is not None else 'present'}"
 
 
 def render_system_prompt(ont: Ontology, site_name: str) -> str:
@@ -50,7 +46,7 @@ def render_system_prompt(ont: Ontology, site_name: str) -> str:
             education=ont.education,
             residences=ont.residences,
             projects=ont.projects[:MAX_PROMPT_PROJECTS],
-            span=_span,
+            span=format_span,
         ).strip()
         + "\n"
     )
