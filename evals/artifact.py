@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+URL_PATTERN = re.compile(r"""(?:https?://|www\.)[^\s<>()\[\]"'`]+""", re.IGNORECASE)
 ARTIFACT_RELPATH = Path("assets") / "site-knowledge" / "site-knowledge.json"
 
 
@@ -49,9 +51,11 @@ class SiteIndex:
     sha256: str
     site_url: str
     refusal: str
-    source_of_page: dict[str, str] = field(default_factory=dict)
-    """page key (site-relative path, no anchor) -> source id"""
+    sources_on_page: dict[str, set[str]] = field(default_factory=dict)
+    """page key (site-relative path, no anchor) -> ids of the sources published on it"""
     path_of_source: dict[str, str | None] = field(default_factory=dict)
+    quoted_urls: set[str] = field(default_factory=set)
+    """external URLs that the site's own text contains (quoting them is not fabrication)"""
     embedding_model: str = ""
 
     @classmethod
@@ -75,13 +79,17 @@ class SiteIndex:
         )
         for src in data.get("sources", []):
             index.path_of_source[src["id"]] = src.get("path")
-            index.source_of_page.setdefault(_page_key(src.get("url") or ""), src["id"])
+            index.sources_on_page.setdefault(_page_key(src.get("url") or ""), set()).add(src["id"])
         for passage in data.get("passages", []):
-            index.source_of_page.setdefault(_page_key(passage.get("url") or ""), passage["source"])
+            key = _page_key(passage.get("url") or "")
+            index.sources_on_page.setdefault(key, set()).add(passage["source"])
+            for url in URL_PATTERN.findall(passage.get("text") or ""):
+                index.quoted_urls.add(url.rstrip(".,;:!?").rstrip("/").lower())
         return index
 
-    def resolve(self, url: str) -> str | None:
-        """The source id a URL points at, or None when it is not one of the site's pages.
+    def resolve(self, url: str) -> frozenset[str] | None:
+        """The ids of the sources on the page a URL points at (several ontology sources can
+        share a page), or None when it is not one of the site's pages.
 
         Accepts site-relative URLs (``about/``, ``/about/#x``) and absolute ones under the
         site's base URL. An absolute URL on any other host is never on the site.
@@ -100,8 +108,13 @@ class SiteIndex:
         key = rel.strip("/")
         if key.endswith("index.html"):
             key = key[: -len("index.html")].strip("/")
-        return self.source_of_page.get(key)
+        found = self.sources_on_page.get(key)
+        return frozenset(found) if found else None
 
-    def matches(self, source_id: str, expected: tuple[str, ...]) -> bool:
-        """True when a source id (or its page path) is among the expected ids/paths."""
-        return source_id in expected or (self.path_of_source.get(source_id) or "") in expected
+    def quotes(self, url: str) -> bool:
+        """True when the site's own text contains this URL."""
+        return url.rstrip(".,;:!?").rstrip("/").lower() in self.quoted_urls
+
+    def matches(self, source_ids: frozenset[str], expected: tuple[str, ...]) -> bool:
+        """True when one of the source ids (or its page path) is among the expected ones."""
+        return any(sid in expected or (self.path_of_source.get(sid) or "") in expected for sid in source_ids)

@@ -83,11 +83,7 @@ def document(
     wall_s: float,
 ) -> dict[str, Any]:
     """The battery report (JSON-ready)."""
-    lost = [
-        {"id": s.id, "category": s.category, "note": note}
-        for _, _, s in results
-        for note in s.notes
-    ]
+    lost = [{"id": s.id, "category": s.category, "note": note} for _, _, s in results for note in s.notes]
     return {
         "kind": "battery",
         "label": label,

@@ -181,13 +181,17 @@ def load_battery(path: Path | None = None) -> Battery:
 
 @dataclass(frozen=True)
 class RetrievalQuestion:
-    """A retrieval-eval question: expected pages (paths) or source ids; empty = out of scope."""
+    """A retrieval-eval question: expected pages (paths) or source ids.
+
+    ``in_scope`` says whether the gate should let it through; a question can be in scope
+    without expected pages (an age asked about a person the site covers)."""
 
     id: str
     question: str
     expected: tuple[str, ...]
     kind: str
     history: tuple[str, ...] = ()
+    in_scope: bool = True
 
 
 def load_questions(path: Path) -> tuple[RetrievalQuestion, ...]:
@@ -207,8 +211,9 @@ def load_questions(path: Path) -> tuple[RetrievalQuestion, ...]:
                     id=item.id,
                     question=item.question,
                     expected=() if item.must_refuse else item.sources,
-                    kind="out_of_scope" if item.must_refuse else item.category,
+                    kind=item.category,
                     history=tuple(t.question for t in item.history),
+                    in_scope=not item.must_refuse,
                 )
             )
             continue
@@ -222,6 +227,7 @@ def load_questions(path: Path) -> tuple[RetrievalQuestion, ...]:
                 expected=tuple(expected),
                 kind=str(raw.get("kind", "lookup")),
                 history=tuple(raw.get("history", [])),
+                in_scope=bool(expected) and raw.get("kind") != "out_of_scope",
             )
         )
     return tuple(out)

@@ -157,9 +157,7 @@ class LlamaEngine:
         """llama-server's ``/props`` (model path) when available."""
         try:
             props: dict[str, Any] = self.client.get(f"{self.url}/props").json()
-            model = props.get("model_path") or props.get("default_generation_settings", {}).get(
-                "model"
-            )
+            model = props.get("model_path") or props.get("default_generation_settings", {}).get("model")
         except Exception as exc:
             return {"url": self.url, "error": repr(exc)}
         return {"url": self.url, "model_path": model}
@@ -179,9 +177,7 @@ class LlamaEngine:
                 finish_reason="refused",
                 latency_ms=(time.perf_counter() - started) * 1000,
             )
-        assembled = gateway_prompt.assemble(
-            self.index.artifact, result.hits, item.question, _history(item)
-        )
+        assembled = gateway_prompt.assemble(self.index.artifact, result.hits, item.question, _history(item))
         payload: dict[str, Any] = {
             "messages": assembled.messages,
             "temperature": 0,
@@ -199,10 +195,7 @@ class LlamaEngine:
             return Answer("", error=f"{type(exc).__name__}: {exc}")
         citations = _cited_sources(
             text,
-            [
-                {"n": n, "url": h.passage.url, "title": h.source.title}
-                for n, h in enumerate(result.hits, 1)
-            ],
+            [{"n": n, "url": h.passage.url, "title": h.source.title} for n, h in enumerate(result.hits, 1)],
         )
         elapsed = (time.perf_counter() - started) * 1000
         return Answer(
@@ -222,9 +215,7 @@ class BrowserEngine:
 
     DRIVER = Path(__file__).resolve().parent / "browser_driver.mjs"
 
-    def __init__(
-        self, site_dir: Path, chromium: str = "/usr/bin/chromium", timeout: float = 300.0
-    ) -> None:
+    def __init__(self, site_dir: Path, chromium: str = "/usr/bin/chromium", timeout: float = 300.0) -> None:
         self.site_dir = site_dir
         self.chromium = chromium
         self.timeout = timeout

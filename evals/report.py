@@ -128,6 +128,16 @@ def _retrieval_md(doc: dict[str, Any]) -> str:
         ],
     )
     lines += ["", "## Findings", "", *[f"- {f}" for f in doc["findings"]], ""]
+    variants = doc.get("diagnostics", {}).get("weight_variants") or {}
+    if variants:
+        lines += ["## Diagnostic: fusion weights (gate open; not used to tune the artifact)", ""]
+        kinds = sorted({k for v in variants.values() for k in v["by_kind"]})
+        vrows = [
+            [name, v["recall@4"], v["mrr"], *(f"{v['by_kind'][k]['recall@4']:.3f}" for k in kinds)]
+            for name, v in variants.items()
+        ]
+        lines += _table(["hybrid variant", "recall@4", "MRR", *(f"{k} r@4" for k in kinds)], vrows)
+        lines.append("")
     lines += ["## Misses and gate errors", ""]
     for q in doc["questions"]:
         for note in q["notes"]:
@@ -142,10 +152,7 @@ def _battery_md(doc: dict[str, Any]) -> str:
         f"**Score: {summary['score']}/{summary['max_score']} ({summary['percent']:.1f}%)**",
         "",
     ]
-    rows = [
-        [c, v["n"], v["score"], v["max_score"], v["percent"]]
-        for c, v in summary["by_category"].items()
-    ]
+    rows = [[c, v["n"], v["score"], v["max_score"], v["percent"]] for c, v in summary["by_category"].items()]
     lines += _table(["category", "n", "score", "max", "%"], rows)
     lat = doc["latency_ms"]
     lines += ["", "## Latency (ms)", ""]

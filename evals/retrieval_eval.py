@@ -40,6 +40,11 @@ class QuestionResult:
 
     @property
     def in_scope(self) -> bool:
+        return self.question.in_scope
+
+    @property
+    def ranked(self) -> bool:
+        """Whether the question counts for ranking metrics (it has expected pages)."""
         return bool(self.question.expected)
 
 
@@ -101,7 +106,7 @@ def run(artifact_path: Path, questions: Sequence[RetrievalQuestion]) -> list[Que
 
 
 def _ranking(results: Sequence[QuestionResult], mode: str, gate: bool) -> dict[str, float]:
-    scoped = [r for r in results if r.in_scope]
+    scoped = [r for r in results if r.ranked]
     metrics: dict[str, float] = {"questions": float(len(scoped))}
     if not scoped:
         return metrics
@@ -146,7 +151,7 @@ def gate_metrics(results: Sequence[QuestionResult]) -> dict[str, float]:
 
 def summarise(results: Sequence[QuestionResult]) -> dict[str, Any]:
     """Per mode: ranking with the gate open and end to end, by kind, and latency."""
-    kinds = sorted({r.question.kind for r in results if r.in_scope})
+    kinds = sorted({r.question.kind for r in results if r.ranked})
     modes: dict[str, Any] = {}
     for mode in MODES:
         latencies = [r.latency_ms[mode] for r in results]
@@ -154,8 +159,7 @@ def summarise(results: Sequence[QuestionResult]) -> dict[str, Any]:
             "ranking": _ranking(results, mode, gate=False),
             "end_to_end": _ranking(results, mode, gate=True),
             "by_kind": {
-                k: _ranking([r for r in results if r.question.kind == k], mode, gate=False)
-                for k in kinds
+                k: _ranking([r for r in results if r.question.kind == k], mode, gate=False) for k in kinds
             },
             "latency_ms": {
                 "p50": percentile(latencies, 50),
@@ -164,6 +168,53 @@ def summarise(results: Sequence[QuestionResult]) -> dict[str, Any]:
             },
         }
     return {"modes": modes, "gate": gate_metrics(results)}
+
+
+VARIANTS: dict[str, dict[str, float]] = {
+    "as built": {},
+    "no page BM25": {"page_bm25": 0.0},
+    "no page signals": {"page_bm25": 0.0, "page_dense": 0.0},
+    "dense lists x2": {"dense": 2.0, "page_dense": 2.0},
+    "BM25 lists x0.5": {"bm25": 0.5, "page_bm25": 0.5},
+}
+"""Fusion weight variants, reported as a diagnostic of *why* hybrid wins or loses; the
+artifact's own weights are what the eval scores, and nothing here changes them."""
+
+
+def weight_variants(artifact_path: Path, questions: Sequence[RetrievalQuestion]) -> dict[str, dict[str, Any]]:
+    """Hybrid recall@4 and MRR (gate open) for each fusion-weight variant, overall and by kind."""
+    from site_knowledge.retrieval import KnowledgeIndex
+    from site_knowledge.retrieval.artifact import load_artifact
+    from site_knowledge.retrieval.index import retrieval_query
+
+    artifact, blob = load_artifact(artifact_path)
+    base = KnowledgeIndex(artifact, blob)
+    turns = int(artifact["retrieval"]["followup_turns"])
+    ranked = [q for q in questions if q.expected]
+    vectors = [base.embed(retrieval_query(q.question, q.history, turns)) for q in ranked]
+    out: dict[str, dict[str, Any]] = {}
+    for name, change in VARIANTS.items():
+        settings = {**artifact["retrieval"], "weights": {**artifact["retrieval"]["weights"], **change}}
+        index = KnowledgeIndex({**artifact, "gate": OPEN_GATE, "retrieval": settings}, blob, base.encoder)
+        ranks: list[tuple[str, int | None]] = []
+        for q, vector in zip(ranked, vectors, strict=True):
+            hits = index.search(q.question, q.history, mode="hybrid", top_k=TOP_K, query_vector=vector).hits
+            keys = [set(_hit_key(h.source.id, h.source.path)) for h in hits]
+            ranks.append((q.kind, next((n for n, k in enumerate(keys, 1) if k & set(q.expected)), None)))
+
+        def metrics(rows: list[tuple[str, int | None]]) -> dict[str, float]:
+            n = len(rows) or 1
+            return {
+                "recall@4": sum(1 for _, r in rows if r and r <= 4) / n,
+                "mrr": sum(1 / r for _, r in rows if r) / n,
+            }
+
+        out[name] = {
+            "weights": settings["weights"],
+            **metrics(ranks),
+            "by_kind": {k: metrics([x for x in ranks if x[0] == k]) for k in sorted({k for k, _ in ranks})},
+        }
+    return out
 
 
 def findings(summary: dict[str, Any]) -> list[str]:
@@ -177,31 +228,40 @@ def findings(summary: dict[str, Any]) -> list[str]:
         if hybrid + 1e-9 >= best:
             out.append(f"hybrid {metric} {hybrid:.3f} >= best single mode ({best_mode}) {best:.3f}")
         else:
+            behind = [
+                kind
+                for kind, k in modes["hybrid"]["by_kind"].items()
+                if k.get(metric, 0.0) + 1e-9 < modes[best_mode]["by_kind"][kind].get(metric, 0.0)
+            ]
             out.append(
-                f"hybrid {metric} {hybrid:.3f} is BELOW {best_mode} {best:.3f}"
-                " (see the per-question misses below)"
+                f"hybrid {metric} {hybrid:.3f} is BELOW {best_mode} {best:.3f}; "
+                f"it falls behind on: {', '.join(behind) or 'no single kind'}"
+                " (per-question misses and the weight diagnostic below)"
             )
     return out
 
 
 def question_records(results: Sequence[QuestionResult]) -> list[dict[str, Any]]:
-    """One object per question: hybrid hit@4 as the score, with a note per miss."""
+    """One object per question, score 1 when the gate decided right and (for questions with
+    expected pages) hybrid ranked one of them in the top 4; a note per miss in any mode."""
     records: list[dict[str, Any]] = []
     for r in results:
         notes: list[str] = []
-        if r.in_scope:
+        if r.ranked:
             score = 1 if (x := r.ranks["hybrid"]) and x <= 4 else 0
             for mode in MODES:
                 rank = r.ranks[mode]
                 if rank is None or rank > 4:
                     where = "not in top 10" if rank is None else f"rank {rank}"
                     notes.append(
-                        f"{mode}: expected {list(r.question.expected)} {where}; "
-                        f"top 3 {r.top[mode][:3]}"
+                        f"{mode}: expected {list(r.question.expected)} {where}; top 3 {r.top[mode][:3]}"
                     )
-            if not r.answerable:
-                notes.append(f"gate refused an in-scope question ({_gate_note(r.gate)})")
-        else:
+        if r.in_scope and not r.answerable:
+            score = 0
+            notes.append(f"gate refused an in-scope question ({_gate_note(r.gate)})")
+        elif r.in_scope and not r.ranked:
+            score = 1
+        elif not r.in_scope:
             score = 1 if not r.answerable else 0
             if r.answerable:
                 notes.append(f"gate let an out-of-scope question through ({_gate_note(r.gate)})")
@@ -237,6 +297,7 @@ def report(
     questions: Sequence[RetrievalQuestion],
     results: Sequence[QuestionResult],
     label: str,
+    diagnostics: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The retrieval report document (JSON-ready)."""
     from site_knowledge.retrieval.artifact import resolve_artifact_path
@@ -277,6 +338,7 @@ def report(
         },
         "summary": summary,
         "findings": findings(summary),
+        "diagnostics": {"weight_variants": diagnostics or {}},
         "latency_ms": summary["modes"]["hybrid"]["latency_ms"],
         "questions": question_records(results),
     }

@@ -5,7 +5,7 @@ Answerable items (``must_refuse`` false) start at 3 and lose:
 - 3 when the answer is a refusal (unless ``may_refuse``: a false premise may be declined);
 - up to 2 for missing required facts (2 × the missing share, rounded up);
 - 2 when a forbidden claim is present;
-- 1 when a URL in the text is not one of the site's pages (fabricated);
+- 1 when a URL in the text is neither one of the site's pages nor quoted by them;
 - 1 when a citation is invalid, or none points at an expected source.
 
 Items that must be refused lose 2 when the answer is not a refusal, 2 for a forbidden claim,
@@ -19,6 +19,8 @@ import math
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+from evals.artifact import URL_PATTERN
 
 if TYPE_CHECKING:
     from evals.artifact import SiteIndex
@@ -47,7 +49,6 @@ REFUSAL_PATTERNS = tuple(
     )
 )
 
-_URL = re.compile(r"""(?:https?://|www\.)[^\s<>()\[\]"'`]+""", re.IGNORECASE)
 _MD_LINK = re.compile(r"\]\(([^)\s]+)\)")
 _CITATION = re.compile(r"\[(\d{1,3})\]")
 
@@ -124,8 +125,8 @@ def is_refusal(answer: Answer, refusal_text: str = "") -> bool:
 
 def urls_in(text: str) -> list[str]:
     """Absolute URLs and markdown link targets in an answer."""
-    found = [u.rstrip(".,;:!?") for u in _URL.findall(text)]
-    found += [u for u in _MD_LINK.findall(text) if not _URL.match(u)]
+    found = [u.rstrip(".,;:!?") for u in URL_PATTERN.findall(text)]
+    found += [u for u in _MD_LINK.findall(text) if not URL_PATTERN.match(u)]
     return found
 
 
@@ -137,23 +138,21 @@ def _check_citations(item: Item, answer: Answer, site: SiteIndex | None, notes: 
     dangling = [n for n in markers if n not in by_n]
     if dangling:
         problems.append(f"citation markers with no source: {dangling}")
-    cited_sources: list[str] = []
+    cited: list[frozenset[str]] = []
     for c in answer.citations:
         if site is None:
             continue
-        sid = site.resolve(c.url)
-        if sid is None:
+        ids = site.resolve(c.url)
+        if ids is None:
             problems.append(f"citation [{c.n}] points outside the site: {c.url}")
         else:
-            cited_sources.append(sid)
+            cited.append(ids)
     if item.sources and site is not None:
         if not answer.citations:
             problems.append(f"no citation (expected one of {list(item.sources)})")
-        elif not any(site.matches(s, item.sources) for s in cited_sources):
-            problems.append(
-                f"no citation points at an expected source {list(item.sources)} "
-                f"(cited {sorted(set(cited_sources))})"
-            )
+        elif not any(site.matches(ids, item.sources) for ids in cited):
+            urls = sorted({c.url for c in answer.citations})
+            problems.append(f"no citation points at an expected source {list(item.sources)} (cited {urls})")
     if problems:
         notes.append("-1 citations: " + "; ".join(problems))
         return 1
@@ -206,9 +205,7 @@ def score_answer(item: Item, answer: Answer, site: SiteIndex | None = None) -> S
         share = len(missing) / len(item.facts)
         cost = min(2, math.ceil(2 * share))
         lost += cost
-        notes.append(
-            f"-{cost} missing facts ({len(missing)}/{len(item.facts)}): {[f[0] for f in missing]}"
-        )
+        notes.append(f"-{cost} missing facts ({len(missing)}/{len(item.facts)}): {[f[0] for f in missing]}")
 
     claims = [hit for f in item.forbidden if (hit := first_match(f, text)) is not None]
     if claims:
@@ -216,7 +213,7 @@ def score_answer(item: Item, answer: Answer, site: SiteIndex | None = None) -> S
         notes.append(f"-2 forbidden claim: {claims}")
 
     if site is not None:
-        fabricated = [u for u in urls_in(answer.text) if site.resolve(u) is None]
+        fabricated = [u for u in urls_in(answer.text) if site.resolve(u) is None and not site.quotes(u)]
         if fabricated:
             lost += 1
             notes.append(f"-1 URL not on the site: {fabricated}")

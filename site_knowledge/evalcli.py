@@ -108,7 +108,8 @@ def _retrieval(args: argparse.Namespace, out: Path) -> int:
     questions = load_questions(args.questions)
     results = retrieval_eval.run(args.retrieval, questions)
     label = args.label or args.questions.stem
-    doc = retrieval_eval.report(args.retrieval, args.questions, questions, results, label)
+    variants = retrieval_eval.weight_variants(args.retrieval, questions)
+    doc = retrieval_eval.report(args.retrieval, args.questions, questions, results, label, variants)
     for mode, m in doc["summary"]["modes"].items():
         r = m["ranking"]
         print(
@@ -147,9 +148,7 @@ def _battery(args: argparse.Namespace, out: Path) -> int:
     from evals.dataset import load_battery
 
     battery = load_battery(args.battery)
-    items = [
-        i for i in battery.items if not args.only or i.category in args.only or i.id in args.only
-    ]
+    items = [i for i in battery.items if not args.only or i.category in args.only or i.id in args.only]
     site = SiteIndex.load(args.site) if args.site else None
     engine = _engine(args)
     info = engine.info()

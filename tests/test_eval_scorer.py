@@ -168,12 +168,13 @@ def test_urls_in_finds_links() -> None:
 
 
 def test_site_resolve() -> None:
-    assert SITE.resolve("cv/#career") == "career"
-    assert SITE.resolve("/about/") == "about"
-    assert SITE.resolve("https://example.org/about/index.html") == "about"
+    assert SITE.resolve("cv/#career") == {"career", "cv"}
+    assert SITE.resolve("/about/") == {"about"}
+    assert SITE.resolve("https://example.org/about/index.html") == {"about"}
     assert SITE.resolve("https://evil.example/about/") is None
     assert SITE.resolve("nowhere/") is None
-    assert SITE.matches("cv", ("cv.md",))
+    assert SITE.matches(frozenset({"cv"}), ("cv.md",))
+    assert not SITE.matches(frozenset({"about"}), ("cv.md", "career"))
 
 
 @pytest.mark.parametrize(
@@ -202,3 +203,27 @@ def test_parse_item_round_trip() -> None:
     )
     assert item.history == (Exchange("Where first?", "Oslo."),)
     assert item.facts == (("Bergen",), ("re:20(1|2)\\d",))
+
+
+def test_url_quoted_by_the_site_is_not_fabricated() -> None:
+    site = SiteIndex.from_data(
+        {
+            "site": {"url": "https://example.org/"},
+            "sources": [{"id": "contact", "url": "contact/", "path": "contact.md"}],
+            "passages": [
+                {
+                    "id": "contact#0",
+                    "source": "contact",
+                    "url": "contact/#elsewhere",
+                    "text": "GitHub: https://github.com/someone, mostly trams.",
+                },
+            ],
+        },
+        Path("a.json"),
+        "0" * 64,
+    )
+    item = Item(id="x", category="lookup", question="GitHub?", facts=(("github",),))
+    quoted = Answer("His GitHub is https://github.com/someone/.")
+    assert score_answer(item, quoted, site).score == 3
+    made_up = Answer("His GitHub is https://github.com/someone-else.")
+    assert any("URL not on the site" in n for n in score_answer(item, made_up, site).notes)
