@@ -21,6 +21,7 @@ class EmbeddingCache:
 
     def __init__(self, encoder: Encoder, cache_dir: Path) -> None:
         self.encoder = encoder
+        self.directory = cache_dir
         self.path = cache_dir / f"embeddings-{encoder.weights_sha256[:16]}.npz"
         self._vectors: dict[str, FloatMatrix] = {}
         self._dirty = False

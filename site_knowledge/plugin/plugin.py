@@ -98,10 +98,10 @@ class SiteKnowledgePlugin(BasePlugin[_PluginConfig]):
         return config
 
     def _embedding_cache(self, config: MkDocsConfig) -> EmbeddingCache:
-        if self._cache is None:
-            configured = self.config.cache_dir
-            base_dir = Path(config.config_file_path or ".").parent
-            cache_dir = base_dir / configured if configured else default_cache_dir()
+        configured = self.config.cache_dir
+        base_dir = Path(config.config_file_path or ".").parent
+        cache_dir = base_dir / configured if configured else default_cache_dir()
+        if self._cache is None or self._cache.directory != cache_dir:
             self._cache = EmbeddingCache(Encoder(cache_dir), cache_dir)
         return self._cache
 
