@@ -14,10 +14,13 @@ import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from evals.dataset import Item
 from evals.scorer import Answer, Citation
+
+if TYPE_CHECKING:
+    import httpx
 
 
 class Engine(Protocol):
@@ -62,14 +65,20 @@ class GatewayEngine:
 
     name = "gateway"
 
-    def __init__(self, url: str, token: str | None = None, timeout: float = 180.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        token: str | None = None,
+        timeout: float = 180.0,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
         import httpx
 
         self.url = url.rstrip("/")
         headers = {"Accept": "text/event-stream"}
         if token:
             headers["Authorization"] = f"Bearer {token}"
-        self.client = httpx.Client(headers=headers, timeout=timeout)
+        self.client = httpx.Client(headers=headers, timeout=timeout, transport=transport)
 
     def info(self) -> dict[str, Any]:
         """The gateway's ``/healthz`` (model name and hash when it reports them)."""
