@@ -84,8 +84,51 @@ def _words(text: str) -> set[str]:
 
 # Function words only; a paraphrase shares no content word with the page it expects.
 _FUNCTION_WORDS = set(
-    "a an the of to in on for and or is are be do does how what which who where when why can "
-    "i my me you it its this that with by from at as about into if some each get should".split()
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "to",
+        "in",
+        "on",
+        "for",
+        "and",
+        "or",
+        "is",
+        "are",
+        "be",
+        "do",
+        "does",
+        "how",
+        "what",
+        "which",
+        "who",
+        "where",
+        "when",
+        "why",
+        "can",
+        "i",
+        "my",
+        "me",
+        "you",
+        "it",
+        "its",
+        "this",
+        "that",
+        "with",
+        "by",
+        "from",
+        "at",
+        "as",
+        "about",
+        "into",
+        "if",
+        "some",
+        "each",
+        "get",
+        "should",
+    ]
 )
 
 
