@@ -1,0 +1,118 @@
+"""Admission: one active generation, a bounded FIFO of waiters, a maximum wait.
+
+Queueing lives in memory on purpose: a restart drops the waiters, which is right for
+interactive chat on a personal host.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+
+class QueueFull(Exception):
+    """Every waiting place is taken."""
+
+
+class QueueTimeout(Exception):
+    """The ticket waited longer than the maximum wait."""
+
+
+@dataclass(eq=False)
+class Ticket:
+    """A request's place: waiting, then active, then released."""
+
+    queue: AdmissionQueue
+    entered: float = field(default_factory=time.monotonic)
+    granted_at: float | None = None
+    released: bool = False
+    _wake: asyncio.Event = field(default_factory=asyncio.Event)
+
+    @property
+    def active(self) -> bool:
+        return self.queue.active is self
+
+    @property
+    def position(self) -> int:
+        """1-based place among the waiters; 0 when active."""
+        if self.active:
+            return 0
+        return self.queue.waiters.index(self) + 1
+
+    @property
+    def waited_s(self) -> float:
+        end = self.granted_at if self.granted_at is not None else time.monotonic()
+        return end - self.entered
+
+    async def wait(self, heartbeat_s: float, max_wait_s: float) -> AsyncIterator[int | None]:
+        """Wait for the turn, yielding each new position and ``None`` as a heartbeat.
+
+        Returns when the ticket is active. Raises ``QueueTimeout`` after ``max_wait_s``.
+        """
+        last = 0
+        deadline = self.entered + max_wait_s
+        while not self.active:
+            position = self.position
+            if position != last:
+                last = position
+                yield position
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self.release()
+                raise QueueTimeout
+            self._wake.clear()
+            try:
+                await asyncio.wait_for(self._wake.wait(), min(heartbeat_s, remaining))
+            except TimeoutError:
+                if not self.active and time.monotonic() < deadline:
+                    yield None
+
+    def release(self) -> None:
+        """Leave the queue or give up the active place; idempotent."""
+        if self.released:
+            return
+        self.released = True
+        self.queue._leave(self)
+
+
+class AdmissionQueue:
+    """One active ticket and at most ``max_waiters`` waiting ones, first in first out."""
+
+    def __init__(self, max_waiters: int = 10) -> None:
+        self.max_waiters = max_waiters
+        self.active: Ticket | None = None
+        self.waiters: list[Ticket] = []
+        self.left_waiting = 0
+
+    @property
+    def depth(self) -> int:
+        return len(self.waiters)
+
+    def enter(self) -> Ticket:
+        """Take a place, active at once when nobody is ahead. Raises ``QueueFull``."""
+        ticket = Ticket(self)
+        if self.active is None and not self.waiters:
+            self._grant(ticket)
+        elif len(self.waiters) >= self.max_waiters:
+            raise QueueFull
+        else:
+            self.waiters.append(ticket)
+        return ticket
+
+    def _grant(self, ticket: Ticket) -> None:
+        self.active = ticket
+        ticket.granted_at = time.monotonic()
+        ticket._wake.set()
+
+    def _leave(self, ticket: Ticket) -> None:
+        if self.active is ticket:
+            self.active = None
+        elif ticket in self.waiters:
+            self.waiters.remove(ticket)
+            self.left_waiting += 1
+        if self.active is None and self.waiters:
+            self._grant(self.waiters.pop(0))
+        for waiter in self.waiters:
+            waiter._wake.set()

@@ -1,0 +1,46 @@
+"""Gateway settings: every limit in one place, with the seeds' figures as defaults."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds on what a visitor may send and on what the gateway will wait for."""
+
+    body_bytes: int = 32 * 1024
+    question_chars: int = 1_000
+    history_exchanges: int = 4
+    history_answer_chars: int = 4_000
+    queue_waiters: int = 10
+    queue_wait_s: float = 60.0
+    queue_full_retry_after_s: int = 15
+    heartbeat_s: float = 10.0
+    visitor_requests_per_minute: int = 20
+    global_requests_per_minute: int = 240
+    upstream_bytes: int = 1 << 20
+    upstream_connect_s: float = 5.0
+    upstream_first_byte_s: float = 120.0
+    generation_s: float = 180.0
+
+
+@dataclass(frozen=True)
+class GatewayConfig:
+    """How one gateway runs.
+
+    Args:
+        upstreams: llama-server base URLs, tried in order before generation begins.
+        allow_origins: browser origins allowed to call ``/api/ask``.
+        token: bearer token required from proxied or non-loopback clients; ``None`` means
+            such clients are refused.
+        answer_slot: llama-server slot for answers (0 is routing, 2 web-intent planning).
+        model: name of the model file served, shown in ``/healthz``.
+    """
+
+    upstreams: tuple[str, ...]
+    allow_origins: frozenset[str] = frozenset()
+    token: str | None = None
+    answer_slot: int = 1
+    model: str | None = None
+    limits: Limits = field(default_factory=Limits)

@@ -1,0 +1,105 @@
+"""Privacy-safe operational metrics: counts and timings, never content or identities.
+
+A sample holds only numbers and an outcome word; at most 512 recent samples are kept and
+counters reset on restart.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter, deque
+from dataclasses import asdict, dataclass
+from typing import Any
+
+OUTCOMES = ("completed", "truncated", "refused", "failed", "cancelled", "rejected")
+MAX_SAMPLES = 512
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One settled request: timings in milliseconds, token counts, outcome."""
+
+    at: float
+    outcome: str
+    latency_ms: float
+    queue_wait_ms: float | None = None
+    ttft_ms: float | None = None
+    decode_tps: float | None = None
+    prompt_tokens: int | None = None
+    output_tokens: int | None = None
+    cached_tokens: int | None = None
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    """Nearest-rank percentile; ``None`` for no values."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = max(1, min(len(ordered), round(q * len(ordered) + 0.5)))
+    return round(ordered[rank - 1], 1)
+
+
+class Metrics:
+    """Counters and a bounded window of samples, rendered by ``snapshot``."""
+
+    def __init__(self, max_samples: int = MAX_SAMPLES) -> None:
+        self.started = time.time()
+        self.outcomes: Counter[str] = Counter()
+        self.rejections: Counter[str] = Counter()
+        self.samples: deque[Sample] = deque(maxlen=max_samples)
+        self.upstream_requests = 0
+        self.upstream_failovers = 0
+        self.queue_left = 0
+        self.prompt_tokens = 0
+        self.output_tokens = 0
+        self.cached_tokens = 0
+
+    def reject(self, code: str) -> None:
+        self.outcomes["rejected"] += 1
+        self.rejections[code] += 1
+
+    def settle(self, sample: Sample) -> None:
+        self.outcomes[sample.outcome] += 1
+        self.samples.append(sample)
+        self.prompt_tokens += sample.prompt_tokens or 0
+        self.output_tokens += sample.output_tokens or 0
+        self.cached_tokens += sample.cached_tokens or 0
+
+    def snapshot(self, *, ready: bool, active: int, waiting: int) -> dict[str, Any]:
+        samples = list(self.samples)
+        generated = [s for s in samples if s.outcome in ("completed", "truncated", "failed")]
+
+        def series(name: str, pool: list[Sample] = samples) -> list[float]:
+            return [v for s in pool if (v := getattr(s, name)) is not None]
+
+        settled = sum(self.outcomes[o] for o in ("completed", "truncated", "failed"))
+        outputs = series("output_tokens", generated)
+        return {
+            "ready": ready,
+            "uptime_s": round(time.time() - self.started),
+            "queue": {"active": active, "waiting": waiting, "left_waiting": self.queue_left},
+            "outcomes": {o: self.outcomes[o] for o in OUTCOMES},
+            "rejections": dict(sorted(self.rejections.items())),
+            "rates": {
+                "completion": round((self.outcomes["completed"] + self.outcomes["truncated"])
+                                    / settled, 4) if settled else None,
+                "failure": round(self.outcomes["failed"] / settled, 4) if settled else None,
+            },
+            "latency_ms": {"p50": percentile(series("latency_ms"), 0.5),
+                           "p95": percentile(series("latency_ms"), 0.95)},
+            "queue_wait_ms": {"p50": percentile(series("queue_wait_ms"), 0.5),
+                              "p95": percentile(series("queue_wait_ms"), 0.95)},
+            "ttft_ms": {"p50": percentile(series("ttft_ms"), 0.5),
+                        "p95": percentile(series("ttft_ms"), 0.95)},
+            "decode_tokens_per_s": {"p50": percentile(series("decode_tps"), 0.5)},
+            "tokens": {
+                "prompt": self.prompt_tokens,
+                "output": self.output_tokens,
+                "cached": self.cached_tokens,
+                "average_output": round(sum(outputs) / len(outputs), 1) if outputs else None,
+            },
+            "upstream": {"requests": self.upstream_requests, "failovers": self.upstream_failovers},
+            "samples": [
+                {k: v for k, v in asdict(s).items() if v is not None} for s in samples[-MAX_SAMPLES:]
+            ],
+        }

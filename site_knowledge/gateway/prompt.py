@@ -1,0 +1,171 @@
+"""Prompt assembly: the artifact's stable system prompt, frozen earlier exchanges, then the
+numbered evidence and the question.
+
+The system message is byte-identical on every request and an exchange is frozen (question
+without its evidence, answer without its citation markers), so llama-server's prompt cache
+keeps the prefix and it grows by one exchange per turn.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from .policy import Exchange
+
+CITATION = re.compile(r"\[(\d{1,3})\]")
+CITATION_STRIP = re.compile(r"[ \t]?\[\d{1,3}\]")
+
+
+class _Source(Protocol):
+    title: str
+
+
+class _Passage(Protocol):
+    heading: str
+    text: str
+    url: str
+
+
+class HitLike(Protocol):
+    @property
+    def passage(self) -> _Passage: ...
+    @property
+    def source(self) -> _Source: ...
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One numbered passage as the model and the client see it."""
+
+    n: int
+    title: str
+    heading: str
+    url: str
+    text: str
+
+    def label(self) -> str:
+        if self.heading and self.heading != self.title:
+            return f"{self.title} > {self.heading}"
+        return self.title
+
+    def render(self) -> str:
+        return f"[{self.n}] {self.label()} ({self.url})\n{self.text}"
+
+    def public(self) -> dict[str, Any]:
+        return {"n": self.n, "url": self.url, "title": self.label()}
+
+
+@dataclass(frozen=True)
+class Budgets:
+    evidence_chars: int = 2600
+    history_chars: int = 6000
+    context_tokens: int = 4096
+    answer_tokens: int = 256
+    max_exchanges: int = 4
+
+    @classmethod
+    def from_artifact(cls, artifact: dict[str, Any]) -> Budgets:
+        raw = artifact.get("prompt", {}).get("budgets", {}).get("gateway", {})
+        known = {k: int(v) for k, v in raw.items() if k in cls.__dataclass_fields__}
+        return cls(**known)
+
+
+def evidence_from_hits(hits: Sequence[HitLike]) -> list[Evidence]:
+    return [
+        Evidence(i, h.source.title, h.passage.heading or "", h.passage.url, h.passage.text)
+        for i, h in enumerate(hits, start=1)
+    ]
+
+
+def strip_citations(answer: str) -> str:
+    return CITATION_STRIP.sub("", answer).strip()
+
+
+def citations(answer: str, evidence: Sequence[Evidence]) -> list[dict[str, Any]]:
+    """The passages an answer cites, in order of first mention; unknown numbers dropped."""
+    by_n = {e.n: e for e in evidence}
+    seen: list[int] = []
+    for match in CITATION.finditer(answer):
+        n = int(match.group(1))
+        if n in by_n and n not in seen:
+            seen.append(n)
+    return [by_n[n].public() for n in seen]
+
+
+def messages(
+    system: str, history: Sequence[Exchange], evidence: Sequence[Evidence], question: str
+) -> list[dict[str, str]]:
+    out = [{"role": "system", "content": system}]
+    for exchange in history:
+        out.append({"role": "user", "content": exchange.question})
+        out.append({"role": "assistant", "content": strip_citations(exchange.answer)})
+    blocks = "\n\n".join(e.render() for e in evidence) or "(no excerpts)"
+    out.append({
+        "role": "user",
+        "content": f"Excerpts from the site:\n\n{blocks}\n\nQuestion: {question}",
+    })
+    return out
+
+
+def by_characters(
+    history: Sequence[Exchange], evidence: Sequence[Evidence], budgets: Budgets
+) -> tuple[list[Exchange], list[Evidence]]:
+    """The character fallback: newest exchanges and best passages that fit their budgets."""
+    kept_history: list[Exchange] = []
+    used = 0
+    for exchange in reversed(history[-budgets.max_exchanges:]):
+        size = len(exchange.question) + len(strip_citations(exchange.answer))
+        if used + size > budgets.history_chars:
+            break
+        kept_history.insert(0, exchange)
+        used += size
+    kept_evidence: list[Evidence] = []
+    used = 0
+    for item in evidence:
+        if kept_evidence and used + len(item.text) > budgets.evidence_chars:
+            break
+        kept_evidence.append(item)
+        used += len(item.text)
+    return kept_history, kept_evidence
+
+
+class PromptTooLarge(Exception):
+    """Even one passage without history does not fit the slot."""
+
+
+async def assemble(
+    system: str,
+    history: Sequence[Exchange],
+    evidence: Sequence[Evidence],
+    question: str,
+    budgets: Budgets,
+    count_tokens: Callable[[list[dict[str, str]]], Awaitable[int | None]],
+) -> tuple[list[dict[str, str]], list[Evidence], int | None]:
+    """Fit the prompt into ``context_tokens - answer_tokens``.
+
+    Counts with the upstream's tokenizer; drops the oldest exchange, then the weakest
+    passage, until it fits. Without a tokenizer, the character budgets decide.
+
+    Returns:
+        The messages, the evidence kept, and the counted prompt tokens (``None`` if uncounted).
+    """
+    kept_history = list(history[-budgets.max_exchanges:])
+    kept_evidence = list(evidence)
+    limit = budgets.context_tokens - budgets.answer_tokens
+    while True:
+        built = messages(system, kept_history, kept_evidence, question)
+        count = await count_tokens(built)
+        if count is None:
+            kept_history, kept_evidence = by_characters(history, evidence, budgets)
+            return messages(system, kept_history, kept_evidence, question), kept_evidence, None
+        if count <= limit:
+            return built, kept_evidence, count
+        if kept_history:
+            kept_history.pop(0)
+        elif len(kept_evidence) > 1:
+            kept_evidence.pop()
+        else:
+            raise PromptTooLarge

@@ -1,0 +1,245 @@
+"""llama-server as the upstream: its OpenAI-compatible streaming chat endpoint, read
+strictly and translated into deltas and one finish.
+
+Several upstreams are tried in order, but only while nothing has been generated: a refused
+connection or a 503 (loading, no slot) moves on; anything after the response began is an
+error for this request, never a retry elsewhere.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncGenerator, AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import httpx
+
+from .config import Limits
+
+log = logging.getLogger(__name__)
+
+FINISH_REASONS = frozenset({"stop", "length"})
+
+
+class UpstreamUnavailable(Exception):
+    """No upstream accepted the request before generation."""
+
+
+class UpstreamFailure(Exception):
+    """The upstream failed; ``code`` is safe to show, the detail stays here."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(code)
+        self.code = code
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Delta:
+    text: str
+
+
+@dataclass(frozen=True)
+class Finish:
+    reason: str
+    timings: dict[str, Any] = field(default_factory=dict)
+    usage: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Started:
+    """The upstream accepted the request (headers received): generation has begun."""
+
+    url_index: int
+    failovers: int
+
+
+def _malformed() -> UpstreamFailure:
+    return UpstreamFailure("upstream_malformed", "The model server sent an unreadable event.")
+
+
+class Upstream:
+    """The ordered llama-server pool behind one gateway."""
+
+    def __init__(self, urls: tuple[str, ...], limits: Limits,
+                 client: httpx.AsyncClient | None = None) -> None:
+        if not urls:
+            raise ValueError("at least one upstream is required")
+        self.urls = tuple(u.rstrip("/") for u in urls)
+        self.limits = limits
+        self.client = client or httpx.AsyncClient(
+            timeout=httpx.Timeout(limits.upstream_first_byte_s, connect=limits.upstream_connect_s)
+        )
+        self._slots: dict[str, int] = {}
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+
+    async def health(self) -> list[dict[str, Any]]:
+        """Each upstream's readiness and slot count; no addresses leave this object."""
+        report = []
+        for index, url in enumerate(self.urls):
+            entry: dict[str, Any] = {"index": index, "ok": False}
+            try:
+                response = await self.client.get(url + "/health", timeout=2.0)
+                entry["ok"] = response.status_code == 200
+                if entry["ok"]:
+                    entry["slots"] = await self.slots(url)
+            except httpx.HTTPError:
+                pass
+            report.append(entry)
+        return report
+
+    async def slots(self, url: str) -> int:
+        """The upstream's slot count from ``/props`` (cached)."""
+        if url not in self._slots:
+            response = await self.client.get(url + "/props", timeout=5.0)
+            response.raise_for_status()
+            total = response.json().get("total_slots")
+            if not isinstance(total, int) or total < 1:
+                raise httpx.HTTPError("props without total_slots")
+            self._slots[url] = total
+        return self._slots[url]
+
+    async def count_tokens(self, messages: list[dict[str, str]]) -> int | None:
+        """The exact templated prompt size, or ``None`` when no upstream can say."""
+        for url in self.urls:
+            try:
+                response = await self.client.post(
+                    url + "/v1/chat/completions/input_tokens",
+                    json={"messages": messages}, timeout=10.0,
+                )
+                if response.status_code != 200:
+                    continue
+                count = response.json().get("input_tokens")
+                if isinstance(count, int):
+                    return count
+            except (httpx.HTTPError, ValueError):
+                continue
+        return None
+
+    async def chat(
+        self, payload: dict[str, Any]
+    ) -> AsyncGenerator[Started | Delta | Finish, None]:
+        """Stream one chat completion: ``Started``, then ``Delta``s, then one ``Finish``.
+
+        Raises ``UpstreamUnavailable`` when every upstream refused before generation and
+        ``UpstreamFailure`` for anything after.
+        """
+        slot = payload.get("id_slot")
+        failovers = 0
+        for index, url in enumerate(self.urls):
+            try:
+                if isinstance(slot, int) and not 0 <= slot < await self.slots(url):
+                    log.warning("upstream %d has no slot %d; skipping it", index, slot)
+                    failovers += 1
+                    continue
+                request = self.client.build_request(
+                    "POST", url + "/v1/chat/completions", json={**payload, "stream": True}
+                )
+                response = await self.client.send(request, stream=True)
+            except (httpx.ConnectError, httpx.ConnectTimeout):
+                failovers += 1
+                continue
+            except httpx.HTTPError as exc:
+                raise UpstreamFailure(
+                    "upstream_error", "The model server did not answer."
+                ) from exc
+            try:
+                if response.status_code == 503:
+                    failovers += 1
+                    continue
+                if response.status_code != 200:
+                    raise UpstreamFailure(
+                        "upstream_error", f"The model server refused ({response.status_code})."
+                    )
+                yield Started(index, failovers)
+                async for item in self._translate(response):
+                    yield item
+                return
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await response.aclose()
+        raise UpstreamUnavailable
+
+    async def _translate(self, response: httpx.Response) -> AsyncIterator[Delta | Finish]:
+        reason: str | None = None
+        timings: dict[str, Any] = {}
+        usage: dict[str, Any] = {}
+        total = 0
+        buffer = b""
+        try:
+            async for chunk in response.aiter_bytes():
+                total += len(chunk)
+                if total > self.limits.upstream_bytes:
+                    raise UpstreamFailure(
+                        "upstream_oversized", "The model server sent too much."
+                    )
+                buffer += chunk
+                while b"\n" in buffer:
+                    raw, buffer = buffer.split(b"\n", 1)
+                    line = raw.rstrip(b"\r")
+                    if not line or line.startswith(b":"):
+                        continue
+                    if not line.startswith(b"data:"):
+                        if line.startswith(b"error:"):
+                            raise UpstreamFailure(
+                                "upstream_error", "The model server reported an error."
+                            )
+                        raise _malformed()
+                    data = line[5:].strip()
+                    if data == b"[DONE]":
+                        if reason is None:
+                            raise UpstreamFailure(
+                                "upstream_incomplete", "The answer ended without finishing."
+                            )
+                        yield Finish(reason, timings, usage)
+                        return
+                    try:
+                        obj = json.loads(data)
+                    except ValueError:
+                        raise _malformed() from None
+                    if not isinstance(obj, dict):
+                        raise _malformed()
+                    if "error" in obj:
+                        raise UpstreamFailure(
+                            "upstream_error", "The model server reported an error."
+                        )
+                    if isinstance(obj.get("timings"), dict):
+                        timings = obj["timings"]
+                    if isinstance(obj.get("usage"), dict):
+                        usage = obj["usage"]
+                    choices = obj.get("choices")
+                    if not isinstance(choices, list):
+                        raise _malformed()
+                    for choice in choices:
+                        if not isinstance(choice, dict):
+                            raise _malformed()
+                        delta = choice.get("delta", {})
+                        if not isinstance(delta, dict):
+                            raise _malformed()
+                        content = delta.get("content")
+                        if content is not None and not isinstance(content, str):
+                            raise _malformed()
+                        if content:
+                            if reason is not None:
+                                raise _malformed()
+                            yield Delta(content)
+                        finish = choice.get("finish_reason")
+                        if finish is not None:
+                            if finish not in FINISH_REASONS:
+                                raise UpstreamFailure(
+                                    "upstream_finish_unknown",
+                                    "The model stopped for an unknown reason.",
+                                )
+                            reason = finish
+        except httpx.HTTPError as exc:
+            raise UpstreamFailure(
+                "upstream_interrupted", "The model server stopped mid-answer."
+            ) from exc
+        if reason is None:
+            raise UpstreamFailure("upstream_incomplete", "The answer ended without finishing.")
+        yield Finish(reason, timings, usage)
