@@ -149,9 +149,16 @@ def _cited_sources(text: str, sources: list[dict[str, Any]]) -> list[Citation]:
 
 
 class LlamaEngine:
-    """llama-server directly, with the prompt the gateway would assemble for the same item."""
+    """llama-server directly, with the prompt the gateway would assemble for the same item.
+
+    Retrieval, the gate and prompt assembly are the gateway's own functions
+    (``site_knowledge.retrieval``, ``site_knowledge.gateway.prompt``); only the HTTP layer,
+    admission and streaming are left out, so gateway minus llama isolates their effect.
+    """
 
     name = "llama"
+    TOP_K = 4
+    SLOT = 1
 
     def __init__(self, url: str, artifact: Path, timeout: float = 180.0) -> None:
         import httpx
@@ -166,54 +173,90 @@ class LlamaEngine:
         """llama-server's ``/props`` (model path) when available."""
         try:
             props: dict[str, Any] = self.client.get(f"{self.url}/props").json()
-            model = props.get("model_path") or props.get("default_generation_settings", {}).get("model")
         except Exception as exc:
             return {"url": self.url, "error": repr(exc)}
-        return {"url": self.url, "model_path": model}
+        settings = props.get("default_generation_settings") or {}
+        return {
+            "url": self.url,
+            "model_path": props.get("model_path") or settings.get("model"),
+            "n_ctx": settings.get("n_ctx"),
+            "top_k_passages": self.TOP_K,
+            "id_slot": self.SLOT,
+        }
+
+    def _count_tokens(self, messages: list[dict[str, str]]) -> int | None:
+        try:
+            response = self.client.post(
+                f"{self.url}/v1/chat/completions/input_tokens", json={"messages": messages}
+            )
+            count = response.json().get("input_tokens") if response.status_code == 200 else None
+        except Exception:
+            return None
+        return count if isinstance(count, int) else None
 
     def ask(self, item: Item) -> Answer:
         """Retrieve, gate, assemble with the gateway's prompt code, and generate."""
-        from site_knowledge.gateway import prompt as gateway_prompt  # type: ignore[attr-defined]
+        import asyncio
+
+        from site_knowledge.gateway import prompt as gateway_prompt
+        from site_knowledge.gateway.policy import Exchange as GatewayExchange
 
         started = time.perf_counter()
+        artifact = self.index.artifact
         history = [t.question for t in item.history]
-        result = self.index.search(item.question, history=history, mode="hybrid", top_k=4)
-        refusal = str(self.index.artifact["prompt"]["refusal"])
+        result = self.index.search(item.question, history=history, mode="hybrid", top_k=self.TOP_K)
         if not result.answerable:
             return Answer(
-                refusal,
+                str(artifact["prompt"]["refusal"]),
                 refused=True,
                 finish_reason="refused",
                 latency_ms=(time.perf_counter() - started) * 1000,
             )
-        assembled = gateway_prompt.assemble(self.index.artifact, result.hits, item.question, _history(item))
+        budgets = gateway_prompt.Budgets.from_artifact(artifact)
+        hits: list[Any] = list(result.hits)  # frozen records satisfy the protocol at run time
+        evidence = gateway_prompt.evidence_from_hits(hits)
+        exchanges = [GatewayExchange(t.question, t.answer) for t in item.history]
+
+        async def count(messages: list[dict[str, str]]) -> int | None:
+            return self._count_tokens(messages)
+
+        messages, kept, _ = asyncio.run(
+            gateway_prompt.assemble(
+                str(artifact["prompt"]["system"]),
+                exchanges,
+                evidence,
+                item.question,
+                budgets,
+                count,
+            )
+        )
         payload: dict[str, Any] = {
-            "messages": assembled.messages,
+            "messages": messages,
             "temperature": 0,
             "stream": False,
             "cache_prompt": True,
-            "max_tokens": int(assembled.max_tokens),
+            "id_slot": self.SLOT,
+            "max_tokens": budgets.answer_tokens,
+            "chat_template_kwargs": {"enable_thinking": False},
         }
         try:
             response = self.client.post(f"{self.url}/v1/chat/completions", json=payload)
             response.raise_for_status()
             data = response.json()
-            text = str(data["choices"][0]["message"]["content"])
-            finish = str(data["choices"][0].get("finish_reason", ""))
+            text = str(data["choices"][0]["message"]["content"] or "")
+            finish = str(data["choices"][0].get("finish_reason") or "")
         except Exception as exc:
             return Answer("", error=f"{type(exc).__name__}: {exc}")
-        citations = _cited_sources(
-            text,
-            [{"n": n, "url": h.passage.url, "title": h.source.title} for n, h in enumerate(result.hits, 1)],
-        )
-        elapsed = (time.perf_counter() - started) * 1000
+        cited = [
+            Citation(int(c["n"]), str(c["url"]), str(c["title"]))
+            for c in gateway_prompt.citations(text, kept)
+        ]
         return Answer(
             text,
-            citations=citations,
+            citations=cited,
             refused=False,
             finish_reason=finish,
-            latency_ms=elapsed,
-            first_token_ms=None,
+            latency_ms=(time.perf_counter() - started) * 1000,
         )
 
 
