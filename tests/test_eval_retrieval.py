@@ -1,0 +1,92 @@
+"""The retrieval eval on a real build of the example site."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evals import report, retrieval_eval
+from evals.dataset import RetrievalQuestion, load_battery, load_questions
+
+REPO = Path(__file__).resolve().parent.parent
+BATTERY = REPO / "evals" / "battery" / "v1.jsonl"
+
+
+@pytest.fixture(scope="module")
+def example_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if not (REPO / "mkdocs.yml").is_file() or not (REPO / "docs").is_dir():
+        pytest.skip("example site not present")
+    from mkdocs.commands.build import build
+    from mkdocs.config import load_config
+
+    site = tmp_path_factory.mktemp("example") / "site"
+    config = load_config(str(REPO / "mkdocs.yml"), site_dir=str(site))
+    build(config)
+    return site
+
+
+def test_metrics_on_hand_made_results() -> None:
+    def result(
+        kind: str,
+        expected: tuple[str, ...],
+        ranks: dict[str, int | None],
+        answerable: bool,
+        in_scope: bool = True,
+    ) -> retrieval_eval.QuestionResult:
+        q = RetrievalQuestion(kind, "q", expected, kind, in_scope=in_scope)
+        r = retrieval_eval.QuestionResult(q, answerable, {"coverage": 0.5, "cosine": 0.3})
+        r.ranks = ranks
+        r.top = {m: ["x"] for m in retrieval_eval.MODES}
+        r.latency_ms = dict.fromkeys(retrieval_eval.MODES, 1.0)
+        return r
+
+    results = [
+        result("a", ("p",), {"bm25": 1, "dense": 5, "hybrid": 2}, True),
+        result("b", ("p",), {"bm25": None, "dense": 1, "hybrid": 11}, False),
+        result("oos", (), dict.fromkeys(retrieval_eval.MODES), False, in_scope=False),
+        result("oos", (), dict.fromkeys(retrieval_eval.MODES), True, in_scope=False),
+    ]
+    summary = retrieval_eval.summarise(results)
+    hybrid = summary["modes"]["hybrid"]
+    assert hybrid["ranking"]["recall@1"] == 0.0
+    assert hybrid["ranking"]["recall@4"] == 0.5
+    assert hybrid["ranking"]["mrr"] == pytest.approx(0.25 + 1 / 22)
+    assert summary["modes"]["dense"]["end_to_end"]["recall@4"] == 0.0
+    gate = summary["gate"]
+    assert gate["pass_precision"] == 0.5 and gate["pass_recall"] == 0.5
+    assert gate["refuse_precision"] == 0.5 and gate["refuse_recall"] == 0.5
+    findings = retrieval_eval.findings(summary)
+    assert ">= best single mode" in findings[0]
+    assert "mrr 0.295 is BELOW bm25 0.500" in findings[1]
+    records = retrieval_eval.question_records(results)
+    assert [r["score"] for r in records] == [1, 0, 1, 0]
+    assert any("gate refused an in-scope question" in n for n in records[1]["notes"])
+
+
+@pytest.mark.slow
+def test_retrieval_eval_on_the_example_site(example_site: Path, tmp_path: Path) -> None:
+    artifact = json.loads((example_site / "assets" / "site-knowledge" / "site-knowledge.json").read_text())
+    known = {s["id"] for s in artifact["sources"]} | {s["path"] for s in artifact["sources"] if s["path"]}
+    for item in load_battery().items:
+        missing = set(item.sources) - known
+        assert not missing, f"{item.id}: {sorted(missing)} not in the artifact"
+
+    questions = load_questions(BATTERY)
+    results = retrieval_eval.run(example_site, questions)
+    doc = retrieval_eval.report(example_site, BATTERY, questions, results, "test")
+    modes = doc["summary"]["modes"]
+    for mode in retrieval_eval.MODES:
+        ranking = modes[mode]["ranking"]
+        assert 0.0 <= ranking["recall@1"] <= ranking["recall@4"] <= ranking["recall@10"] <= 1.0
+    assert modes["hybrid"]["ranking"]["recall@10"] >= 0.9
+    by_id = {r.question.id: r for r in results}
+    for item_id in ("gibberish-01", "refuse-01"):
+        assert not by_id[item_id].answerable, item_id
+    assert by_id["lookup-01"].answerable
+    assert doc["dataset"]["questions"] == len(questions)
+    assert len(doc["artifact"]["sha256"]) == 64
+    json_path, md_path = report.write(doc, tmp_path, "retrieval-test")
+    assert "recall@4" in md_path.read_text()
+    assert "hybrid" in report.compare(doc, json.loads(json_path.read_text()))
