@@ -59,7 +59,7 @@ def test_metrics_on_hand_made_results() -> None:
     assert gate["refuse_precision"] == 0.5 and gate["refuse_recall"] == 0.5
     findings = retrieval_eval.findings(summary)
     assert ">= best single mode" in findings[0]
-    assert "mrr 0.295 is BELOW bm25 0.500" in findings[1]
+    assert "mrr 0.295 is BELOW dense 0.600; it falls behind on: b" in findings[1]
     records = retrieval_eval.question_records(results)
     assert [r["score"] for r in records] == [1, 0, 1, 0]
     assert any("gate refused an in-scope question" in n for n in records[1]["notes"])
