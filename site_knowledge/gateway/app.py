@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator
 from contextlib import aclosing, asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -32,27 +31,17 @@ from .policy import (
 from .sse import HEARTBEAT, EventStream, event
 from .upstream import Delta, Finish, Started, Upstream, UpstreamFailure, UpstreamUnavailable
 
+if TYPE_CHECKING:
+    from site_knowledge.retrieval import KnowledgeIndex, SearchResult
+
 log = logging.getLogger(__name__)
-
-
-class _SearchResult(Protocol):
-    answerable: bool
-    hits: list[Any]
-
-
-class KnowledgeIndexLike(Protocol):
-    artifact: dict[str, Any]
-
-    def search(
-        self, question: str, history: list[str] = ..., mode: str = ..., top_k: int = ...
-    ) -> Any: ...
 
 
 @dataclass
 class Gateway:
     """Everything one running gateway holds."""
 
-    index: KnowledgeIndexLike
+    index: KnowledgeIndex
     config: GatewayConfig
     upstream: Upstream
     queue: AdmissionQueue
@@ -224,7 +213,7 @@ async def ask(request: Request) -> Response:
             raise Refusal(400, "invalid_json", "The body is incomplete.") from None
         ask_request = parse_body(body, limits)
         gateway.limiter.check(visitor_key(headers, client))
-        result: _SearchResult = await run_in_threadpool(
+        result: SearchResult = await run_in_threadpool(
             gateway.index.search, ask_request.question, [h.question for h in ask_request.history]
         )
         if not result.answerable:
@@ -292,7 +281,7 @@ async def metrics(request: Request) -> Response:
 
 
 def create_app(
-    index: KnowledgeIndexLike,
+    index: KnowledgeIndex,
     config: GatewayConfig,
     *,
     model_sha256: str | None = None,
@@ -338,4 +327,3 @@ def create_app(
 
 
 __all__ = ["Gateway", "create_app"]
-_ = asyncio  # asyncio is the loop the queue's events belong to
