@@ -80,7 +80,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--label", help="report label (default: engine or questions file)")
     p.add_argument("--out", type=Path, help="report folder (default: evals/reports)")
     p.add_argument("--no-write", action="store_true", help="print the summary only")
-    p.set_defaults(func=run)
+    p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
