@@ -6,7 +6,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from sites import BuiltSite, build_site, copy_example, copy_netbox
 
 os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")
