@@ -65,10 +65,10 @@ def run_stack(
     signal; stop everything. Returns the exit status."""
     from site_knowledge.retrieval import load_index
 
-    index = load_index(site_dir)
-    index.encoder  # noqa: B018 - load the query encoder before the first visitor
     llama.start()
     try:
+        index = load_index(site_dir)
+        index.encoder  # noqa: B018 - load the query encoder before the first visitor
         gateway = create_app(index, config, model_sha256=llama.model_sha256)
         servers = [
             _Server(uvicorn_config(gateway, host, gateway_port)),

@@ -1,0 +1,156 @@
+"""Helpers for the gateway tests: a real llama-server, the gateway under real uvicorn on a
+free port, an SSE reader, and a log recorder. Imported explicitly by the test modules."""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+from starlette.applications import Starlette
+
+from site_knowledge.gateway.model import DEFAULT_MODEL_SHA256
+from site_knowledge.gateway.supervisor import (
+    LlamaServer,
+    LlamaSpec,
+    default_model,
+    find_llama_server,
+)
+
+LLAMA_BINARY = find_llama_server()
+MODEL = default_model()
+HAVE_LLAMA = LLAMA_BINARY is not None and MODEL.is_file()
+needs_llama = pytest.mark.skipif(
+    not HAVE_LLAMA,
+    reason="llama-server or the SmolLM2 GGUF is missing: run scripts/setup_llama.sh",
+)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def start_llama(log_path: Path, port: int | None = None, slots: int = 3,
+                cache_ram_mib: int = 256) -> LlamaServer:
+    """A real llama-server with ``-t 1`` (the tests share two cores with it)."""
+    assert LLAMA_BINARY is not None
+    spec = LlamaSpec(binary=LLAMA_BINARY, model=MODEL, port=port or free_port(), slots=slots,
+                     threads=1, cache_ram_mib=cache_ram_mib)
+    server = LlamaServer(spec, DEFAULT_MODEL_SHA256, log=log_path.open("ab"))
+    server.start(timeout_s=60)
+    return server
+
+
+class ThreadedServer:
+    """An ASGI app under real uvicorn in a background thread."""
+
+    def __init__(self, app: Starlette, port: int | None = None) -> None:
+        self.port = port or free_port()
+        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, access_log=False,
+                                log_level="warning", lifespan="on")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> ThreadedServer:
+        self.thread.start()
+        deadline = time.monotonic() + 20
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("uvicorn did not start")
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(15)
+
+
+@dataclass
+class Stream:
+    """An ``/api/ask`` answer as the client saw it."""
+
+    status: int
+    headers: dict[str, str]
+    events: list[dict[str, Any]] = field(default_factory=list)
+    comments: int = 0
+    body: Any = None
+
+    @property
+    def text(self) -> str:
+        return "".join(e["delta"] for e in self.events if "delta" in e)
+
+    @property
+    def terminal(self) -> dict[str, Any] | None:
+        ends = [e for e in self.events if "done" in e or "error" in e]
+        assert len(ends) <= 1, f"more than one terminal event: {ends}"
+        return ends[0] if ends else None
+
+
+def parse_sse(lines: Iterator[str], into: Stream) -> None:
+    for line in lines:
+        if line.startswith(":"):
+            into.comments += 1
+        elif line.startswith("data: "):
+            into.events.append(json.loads(line[6:]))
+
+
+def ask(base: str, question: str, history: list[dict[str, str]] | None = None,
+        headers: dict[str, str] | None = None, timeout: float = 120.0) -> Stream:
+    """POST a question and read the whole answer."""
+    body = {"question": question, "history": history or []}
+    with httpx.Client(timeout=timeout) as client, client.stream(
+        "POST", base + "/api/ask", json=body, headers=headers or {}
+    ) as response:
+        stream = Stream(response.status_code, dict(response.headers))
+        if response.headers.get("content-type", "").startswith("text/event-stream"):
+            parse_sse(response.iter_lines(), stream)
+        else:
+            response.read()
+            stream.body = response.json()
+        return stream
+
+
+def metrics(base: str) -> dict[str, Any]:
+    response = httpx.get(base + "/metrics", timeout=10)
+    response.raise_for_status()
+    data: dict[str, Any] = response.json()
+    return data
+
+
+class LogRecorder(logging.Handler):
+    """Every log record of the process, formatted, for the no-content-in-logs check."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(self.format(record))
+
+    def __enter__(self) -> LogRecorder:
+        root = logging.getLogger()
+        self._level = root.level
+        root.setLevel(logging.DEBUG)
+        root.addHandler(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        root = logging.getLogger()
+        root.removeHandler(self)
+        root.setLevel(self._level)

@@ -1,0 +1,303 @@
+"""The gateway over real HTTP without a model: every policy refusal, a fuzz of request bodies,
+and the strict reading of upstream streams (a scripted upstream sends what llama-server
+never would: malformed events, unknown finish reasons, floods, early EOF)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from gateway_fixtures import ThreadedServer, ask, free_port, metrics
+from site_knowledge.gateway.app import create_app
+from site_knowledge.gateway.config import GatewayConfig, Limits
+from site_knowledge.retrieval import KnowledgeIndex, load_index
+
+ANSWERABLE = "What is slotmeter?"
+OFF_TOPIC = "What is the best recipe for banana bread?"
+ORIGIN = "https://site.example"
+GENEROUS = Limits(visitor_requests_per_minute=10_000, global_requests_per_minute=10_000,
+                  upstream_bytes=4096)
+
+
+@pytest.fixture(scope="module")
+def index(example_site) -> KnowledgeIndex:
+    loaded = load_index(example_site.site_dir)
+    loaded.encoder  # noqa: B018
+    return loaded
+
+
+def _chunk(content: str | None = None, finish: str | None = None) -> bytes:
+    delta = {"content": content} if content is not None else {}
+    body = {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    return b"data: " + json.dumps(body).encode() + b"\n\n"
+
+
+SCRIPTS: dict[str, list[bytes]] = {
+    "ok": [_chunk("Slotmeter measures [1]"), _chunk(" caches [9]."), _chunk(None, "stop"),
+           b"data: [DONE]\n\n"],
+    "length": [_chunk("Slot"), _chunk(None, "length"), b"data: [DONE]\n\n"],
+    "unknown_finish": [_chunk("x"), _chunk(None, "tool_calls"), b"data: [DONE]\n\n"],
+    "malformed": [_chunk("x"), b"data: {oops\n\n"],
+    "not_sse": [_chunk("x"), b"<html>proxy error</html>\n"],
+    "oversized": [_chunk("y" * 200)] * 40,
+    "eof": [_chunk("half an ans")],
+    "done_without_finish": [_chunk("x"), b"data: [DONE]\n\n"],
+    "error_event": [_chunk("x"), b'data: {"error": {"code": 500, "message": "secret detail"}}\n\n'],
+}
+
+
+class ScriptedUpstream:
+    """A stand-in llama-server whose chat endpoint plays ``SCRIPTS[mode]``."""
+
+    def __init__(self) -> None:
+        self.mode = "ok"
+        self.requests: list[dict[str, Any]] = []
+        self.app = Starlette(routes=[
+            Route("/health", lambda r: JSONResponse({"status": "ok"})),
+            Route("/props", lambda r: JSONResponse({"total_slots": 3})),
+            Route("/v1/chat/completions", self.chat, methods=["POST"]),
+        ])
+
+    async def chat(self, request: Request) -> Response:
+        self.requests.append(await request.json())
+        if self.mode == "status500":
+            return JSONResponse({"error": "boom"}, status_code=500)
+        if self.mode == "busy503":
+            return JSONResponse({"error": "no slot"}, status_code=503)
+        script = SCRIPTS[self.mode]
+
+        async def body() -> Iterator[bytes]:  # type: ignore[misc]
+            for part in script:
+                yield part
+
+        return StreamingResponse(body(), media_type="text/event-stream")
+
+
+@pytest.fixture(scope="module")
+def scripted() -> Iterator[tuple[ScriptedUpstream, str]]:
+    upstream = ScriptedUpstream()
+    with ThreadedServer(upstream.app) as server:
+        yield upstream, server.url
+
+
+@pytest.fixture(scope="module")
+def policy_gateway(index) -> Iterator[str]:
+    """Token and origin configured; upstream is a closed port (no model needed)."""
+    config = GatewayConfig(upstreams=(f"http://127.0.0.1:{free_port()}",),
+                           allow_origins=frozenset({ORIGIN}), token="s3cret", limits=GENEROUS)
+    with ThreadedServer(create_app(index, config)) as server:
+        yield server.url
+
+
+def _post(base: str, body: bytes, headers: dict[str, str] | None = None) -> httpx.Response:
+    return httpx.post(base + "/api/ask", content=body,
+                      headers={"content-type": "application/json", **(headers or {})},
+                      timeout=30)
+
+
+def _json(value: Any) -> bytes:
+    return json.dumps(value).encode()
+
+
+REFUSALS = [
+    ("bad origin", _json({"question": ANSWERABLE}), {"origin": "https://evil.example"},
+     403, "origin_not_allowed"),
+    ("proxied without token", _json({"question": ANSWERABLE}), {"x-forwarded-for": "203.0.113.9"},
+     401, "unauthorized"),
+    ("proxied with a wrong token", _json({"question": ANSWERABLE}),
+     {"x-forwarded-for": "203.0.113.9", "authorization": "Bearer nope"}, 401, "unauthorized"),
+    ("33 KiB body", _json({"question": "x" * (33 * 1024)}), {}, 413, "body_too_large"),
+    ("bad JSON", b'{"question": ', {}, 400, "invalid_json"),
+    ("too many history turns",
+     _json({"question": "and then?", "history": [{"question": "q", "answer": "a"}] * 5}), {},
+     422, "history_too_long"),
+    ("wrong types", _json({"question": ["not", "a", "string"], "history": {}}), {},
+     422, "invalid_request"),
+    ("history item of wrong shape", _json({"question": "q", "history": [{"question": 1}]}), {},
+     422, "invalid_request"),
+    ("question too long", _json({"question": "x" * 1001}), {}, 422, "question_too_long"),
+]
+
+
+@pytest.mark.parametrize(("body", "headers", "status", "code"),
+                         [r[1:] for r in REFUSALS], ids=[r[0] for r in REFUSALS])
+def test_policy_refusals_have_their_status_and_code(policy_gateway, body, headers, status, code):
+    response = _post(policy_gateway, body, headers)
+    assert response.status_code == status
+    assert response.json() == {"error": {"code": code, "message": response.json()["error"]["message"]}}
+
+
+def test_proxied_request_with_token_and_allowed_origin_passes(policy_gateway):
+    stream = ask(policy_gateway, OFF_TOPIC, headers={
+        "x-forwarded-for": "203.0.113.9", "authorization": "Bearer s3cret", "origin": ORIGIN})
+    assert stream.status == 200
+    assert stream.headers["access-control-allow-origin"] == ORIGIN
+    assert stream.terminal == {"done": True, "finish_reason": "refused", "citations": []}
+
+
+def test_preflight_answers_only_allowed_origins(policy_gateway):
+    ok = httpx.options(policy_gateway + "/api/ask", headers={"origin": ORIGIN})
+    assert ok.status_code == 204 and ok.headers["access-control-allow-origin"] == ORIGIN
+    bad = httpx.options(policy_gateway + "/api/ask", headers={"origin": "https://evil.example"})
+    assert bad.status_code == 403
+
+
+def test_per_visitor_rate_limit(index):
+    limits = Limits(visitor_requests_per_minute=2, global_requests_per_minute=100)
+    config = GatewayConfig(upstreams=(f"http://127.0.0.1:{free_port()}",), limits=limits)
+    with ThreadedServer(create_app(index, config)) as server:
+        assert [ask(server.url, OFF_TOPIC).status for _ in range(2)] == [200, 200]
+        limited = ask(server.url, OFF_TOPIC)
+        assert limited.status == 429 and limited.body["error"]["code"] == "rate_limited"
+        assert int(limited.headers["retry-after"]) >= 1
+        assert metrics(server.url)["rejections"] == {"rate_limited": 1}
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=40),
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=10), inner,
+                                                                 max_size=5),
+    max_leaves=20,
+)
+bodies = st.one_of(
+    st.binary(max_size=300),
+    json_values.map(_json),
+    st.fixed_dictionaries(
+        {"question": json_values | st.text(max_size=1200)},
+        optional={"history": json_values | st.lists(st.fixed_dictionaries(
+            {"question": json_values | st.text(max_size=50),
+             "answer": json_values | st.text(max_size=50)}), max_size=6)},
+    ).map(_json),
+)
+
+
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(body=bodies)
+def test_fuzzed_bodies_never_get_a_server_error(policy_gateway, body):
+    response = _post(policy_gateway, body)
+    assert response.status_code < 500, response.text
+    if response.status_code == 200:
+        events = [json.loads(line[6:]) for line in response.text.splitlines()
+                  if line.startswith("data: ")]
+        assert sum(1 for e in events if "done" in e or "error" in e) == 1
+    else:
+        assert set(response.json()["error"]) == {"code", "message"}
+
+
+def test_gate_refusal_streams_the_sentence_without_an_upstream_request(index, scripted):
+    upstream, url = scripted
+    config = GatewayConfig(upstreams=(url,), limits=GENEROUS)
+    before = len(upstream.requests)
+    with ThreadedServer(create_app(index, config)) as server:
+        stream = ask(server.url, OFF_TOPIC)
+        assert stream.text == index.artifact["prompt"]["refusal"]
+        assert stream.terminal == {"done": True, "finish_reason": "refused", "citations": []}
+        assert metrics(server.url)["upstream"]["requests"] == 0
+    assert len(upstream.requests) == before
+
+
+def test_answer_payload_and_citations(index, scripted):
+    upstream, url = scripted
+    upstream.mode = "ok"
+    config = GatewayConfig(upstreams=(url,), limits=GENEROUS)
+    with ThreadedServer(create_app(index, config)) as server:
+        stream = ask(server.url, ANSWERABLE, history=[
+            {"question": "Who is Teo?", "answer": "An engineer [1]."}])
+    sources = next(e["sources"] for e in stream.events if "sources" in e)
+    assert stream.events[0] == {"sources": sources}
+    assert stream.text == "Slotmeter measures [1] caches [9]."
+    assert stream.terminal == {"done": True, "finish_reason": "stop", "citations": [sources[0]]}
+    payload = upstream.requests[-1]
+    assert payload["id_slot"] == 1 and payload["cache_prompt"] is True
+    assert payload["temperature"] == 0 and payload["max_tokens"] == 256
+    assert payload["chat_template_kwargs"] == {"enable_thinking": False}
+    messages = payload["messages"]
+    assert messages[0] == {"role": "system", "content": index.artifact["prompt"]["system"]}
+    assert messages[1:3] == [{"role": "user", "content": "Who is Teo?"},
+                             {"role": "assistant", "content": "An engineer."}]
+    assert messages[3]["content"].startswith("Excerpts from the site:\n\n[1] ")
+    assert messages[3]["content"].endswith("Question: " + ANSWERABLE)
+
+
+@pytest.mark.parametrize(("mode", "code"), [
+    ("unknown_finish", "upstream_finish_unknown"),
+    ("malformed", "upstream_malformed"),
+    ("not_sse", "upstream_malformed"),
+    ("oversized", "upstream_oversized"),
+    ("eof", "upstream_incomplete"),
+    ("done_without_finish", "upstream_incomplete"),
+    ("error_event", "upstream_error"),
+    ("status500", "upstream_error"),
+])
+def test_bad_upstream_streams_become_sanitised_errors(index, scripted, mode, code):
+    upstream, url = scripted
+    upstream.mode = mode
+    config = GatewayConfig(upstreams=(url,), limits=GENEROUS)
+    with ThreadedServer(create_app(index, config)) as server:
+        stream = ask(server.url, ANSWERABLE)
+        assert stream.status == 200
+        assert stream.terminal is not None and stream.terminal["error"]["code"] == code
+        assert "secret detail" not in json.dumps(stream.events)
+        assert not any("done" in e for e in stream.events)
+        assert metrics(server.url)["outcomes"]["failed"] == 1
+    upstream.mode = "ok"
+
+
+def test_length_finish_is_reported(index, scripted):
+    upstream, url = scripted
+    upstream.mode = "length"
+    config = GatewayConfig(upstreams=(url,), limits=GENEROUS)
+    with ThreadedServer(create_app(index, config)) as server:
+        stream = ask(server.url, ANSWERABLE)
+        assert stream.terminal == {"done": True, "finish_reason": "length", "citations": []}
+        assert metrics(server.url)["outcomes"]["truncated"] == 1
+    upstream.mode = "ok"
+
+
+def test_pre_generation_refusals_move_to_the_next_upstream(index, scripted):
+    upstream, url = scripted
+    busy = ScriptedUpstream()
+    busy.mode = "busy503"
+    with ThreadedServer(busy.app) as busy_server:
+        dead = f"http://127.0.0.1:{free_port()}"
+        config = GatewayConfig(upstreams=(dead, busy_server.url, url), limits=GENEROUS)
+        upstream.mode = "ok"
+        with ThreadedServer(create_app(index, config)) as server:
+            stream = ask(server.url, ANSWERABLE)
+            assert stream.terminal is not None and stream.terminal["done"] is True
+            assert metrics(server.url)["upstream"]["failovers"] == 2
+    assert len(busy.requests) == 1
+
+
+def test_failure_after_generation_began_is_never_retried(index, scripted):
+    upstream, url = scripted
+    second = ScriptedUpstream()
+    with ThreadedServer(second.app) as second_server:
+        upstream.mode = "eof"
+        config = GatewayConfig(upstreams=(url, second_server.url), limits=GENEROUS)
+        with ThreadedServer(create_app(index, config)) as server:
+            stream = ask(server.url, ANSWERABLE)
+        assert stream.terminal is not None and "error" in stream.terminal
+        assert second.requests == []
+    upstream.mode = "ok"
+
+
+def test_all_upstreams_down_is_an_error_event(index):
+    config = GatewayConfig(upstreams=(f"http://127.0.0.1:{free_port()}",), limits=GENEROUS)
+    with ThreadedServer(create_app(index, config)) as server:
+        stream = ask(server.url, ANSWERABLE)
+        assert stream.terminal == {"error": {"code": "upstream_unavailable",
+                                             "message": "No model server is available."}}
+        health = httpx.get(server.url + "/healthz")
+        assert health.status_code == 503 and health.json()["upstreams"] == [{"index": 0, "ok": False}]
