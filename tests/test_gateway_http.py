@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
+from gateway_fixtures import ThreadedServer, ask, free_port, metrics
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.applications import Starlette
@@ -17,7 +18,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from gateway_fixtures import ThreadedServer, ask, free_port, metrics
 from site_knowledge.gateway.app import create_app
 from site_knowledge.gateway.config import GatewayConfig, Limits
 from site_knowledge.retrieval import KnowledgeIndex, load_index
