@@ -1,0 +1,359 @@
+"""The gateway against a real llama-server with the real SmolLM2 GGUF, over real HTTP.
+
+llama-server runs with ``-t 1``; a long, never-cached history keeps the answer slot busy
+while the queue tests fill the waiting places.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from gateway_fixtures import (
+    LLAMA_BINARY,
+    MODEL,
+    LogRecorder,
+    Stream,
+    ThreadedServer,
+    ask,
+    free_port,
+    metrics,
+    needs_llama,
+    parse_sse,
+    start_llama,
+)
+
+from site_knowledge.gateway.app import create_app
+from site_knowledge.gateway.config import GatewayConfig, Limits
+from site_knowledge.gateway.model import ModelVerificationError
+from site_knowledge.gateway.supervisor import LlamaServer, LlamaSpec
+from site_knowledge.retrieval import KnowledgeIndex, load_index
+
+pytestmark = [pytest.mark.llama, pytest.mark.slow, needs_llama]
+
+LIMITS = Limits(visitor_requests_per_minute=10_000, global_requests_per_minute=10_000)
+QUESTION = "What is slotmeter and what did it measure?"
+OFF_TOPIC = "What is the best recipe for banana bread?"
+LONG_QUESTION = "List every project on this site and describe each one in great detail."
+ASKED: list[str] = []
+ANSWERS: list[str] = []
+
+
+def remember(question: str, stream: Stream) -> Stream:
+    ASKED.append(question)
+    if stream.text:
+        ANSWERS.append(stream.text)
+    return stream
+
+
+@pytest.fixture(scope="module")
+def recorder() -> Iterator[LogRecorder]:
+    with LogRecorder() as rec:
+        yield rec
+
+
+@pytest.fixture(scope="module")
+def index(example_site) -> KnowledgeIndex:
+    loaded = load_index(example_site.site_dir)
+    loaded.encoder  # noqa: B018
+    return loaded
+
+
+@pytest.fixture(scope="module")
+def llama(tmp_path_factory, recorder) -> Iterator[LlamaServer]:
+    server = start_llama(tmp_path_factory.mktemp("llama") / "llama.log")
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def gateway(index, llama, recorder) -> Iterator[str]:
+    config = GatewayConfig(upstreams=(llama.spec.url,), limits=LIMITS, model=MODEL.name)
+    with ThreadedServer(create_app(index, config, model_sha256=llama.model_sha256)) as server:
+        yield server.url
+
+
+class _Ids(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: set[str] = set()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.ids.update(v for k, v in attrs if k == "id" and v)
+
+
+def resolves(site_dir: Path, url: str) -> bool:
+    """A site-root-relative URL names a built page and, with an anchor, an element on it."""
+    path, _, anchor = url.partition("#")
+    page = site_dir / path / "index.html" if not path or path.endswith("/") else site_dir / path
+    if not page.is_file():
+        return False
+    if not anchor:
+        return True
+    parser = _Ids()
+    parser.feed(page.read_text(encoding="utf-8"))
+    return anchor in parser.ids
+
+
+def test_question_streams_deltas_and_ends_with_resolvable_citations(gateway, example_site):
+    before = metrics(gateway)["upstream"]["requests"]
+    stream = remember(QUESTION, ask(gateway, QUESTION))
+    assert stream.status == 200
+    kinds = [next(iter(e)) for e in stream.events]
+    assert kinds[0] == "sources" and kinds.count("delta") >= 2 and kinds[-1] == "done"
+    sources = stream.events[0]["sources"]
+    assert sources and all(resolves(example_site.site_dir, s["url"]) for s in sources)
+    terminal = stream.terminal
+    assert terminal is not None and terminal["finish_reason"] in ("stop", "length")
+    assert all(c in sources for c in terminal["citations"])
+    numbers = {int(n) for n in re.findall(r"\[(\d+)\]", stream.text)}
+    assert [c["n"] for c in terminal["citations"]] == sorted(
+        {n for n in numbers if n <= len(sources)},
+        key=lambda n: stream.text.index(f"[{n}]"))
+    assert metrics(gateway)["upstream"]["requests"] == before + 1
+
+
+def test_off_topic_is_refused_without_an_upstream_request(gateway, index):
+    before = metrics(gateway)["upstream"]["requests"]
+    stream = remember(OFF_TOPIC, ask(gateway, OFF_TOPIC))
+    assert stream.text == index.artifact["prompt"]["refusal"]
+    assert stream.terminal == {"done": True, "finish_reason": "refused", "citations": []}
+    assert metrics(gateway)["upstream"]["requests"] == before
+
+
+def test_healthz_reports_gateway_upstream_and_model(gateway, llama):
+    health = httpx.get(gateway + "/healthz").json()
+    assert health["status"] == "ok" and health["gateway"] == "ok"
+    assert health["upstreams"] == [{"index": 0, "ok": True, "slots": 3}]
+    assert health["model"] == {"name": MODEL.name, "sha256": llama.model_sha256}
+
+
+def _long_history(nonce: str) -> list[dict[str, str]]:
+    """Four exchanges nobody has sent before: a cold prompt of a few thousand tokens."""
+    words = [f"{nonce}{i}x{j}" for i in range(4) for j in range(150)]
+    return [{"question": f"Tell me about {nonce} part {i}.",
+             "answer": " ".join(words[i * 150:(i + 1) * 150])} for i in range(4)]
+
+
+async def _open(url: str, body: dict[str, Any]) -> tuple[httpx.AsyncClient, httpx.Response]:
+    client = httpx.AsyncClient(timeout=120)
+    response = await client.send(client.build_request("POST", url + "/api/ask", json=body),
+                                 stream=True)
+    return client, response
+
+
+async def _next_event(lines: Any) -> dict[str, Any]:
+    async for line in lines:
+        if line.startswith("data: "):
+            event: dict[str, Any] = json.loads(line[6:])
+            return event
+    raise AssertionError("stream ended")
+
+
+async def _metrics_until(url: str, check: Any, timeout: float = 10.0) -> dict[str, Any]:
+    async with httpx.AsyncClient() as client:
+        deadline = time.monotonic() + timeout
+        while True:
+            data: dict[str, Any] = (await client.get(url + "/metrics")).json()
+            if check(data) or time.monotonic() > deadline:
+                return data
+            await asyncio.sleep(0.05)
+
+
+def test_twelve_concurrent_requests_one_generates_ten_queue_one_refused(gateway):
+    async def scenario() -> None:
+        start = (await _metrics_until(gateway, lambda m: True))
+        body_a = {"question": LONG_QUESTION, "history": _long_history(secrets.token_hex(3))}
+        ASKED.append(LONG_QUESTION)
+        client_a, active = await _open(gateway, body_a)
+        lines_a = active.aiter_lines()
+        assert "sources" in await _next_event(lines_a)
+        waiters = []
+        for position in range(1, 11):
+            client, response = await _open(gateway, {"question": QUESTION})
+            assert response.status_code == 200
+            assert response.headers["content-type"].startswith("text/event-stream")
+            lines = response.aiter_lines()
+            assert await _next_event(lines) == {"queued": {"position": position}}
+            waiters.append((client, response, lines))
+        async with httpx.AsyncClient() as client:
+            full = await client.post(gateway + "/api/ask", json={"question": QUESTION})
+        assert full.status_code == 429 and full.headers["retry-after"] == "15"
+        assert full.json()["error"]["code"] == "queue_full"
+        snap = (await _metrics_until(gateway, lambda m: True))
+        assert snap["queue"]["active"] == 1 and snap["queue"]["waiting"] == 10
+
+        client5, response5, _ = waiters.pop(4)
+        await response5.aclose()
+        await client5.aclose()
+        snap = await _metrics_until(gateway, lambda m: m["queue"]["waiting"] == 9)
+        assert snap["queue"]["waiting"] == 9
+        assert snap["queue"]["left_waiting"] == start["queue"]["left_waiting"] + 1
+        assert await _next_event(waiters[4][2]) == {"queued": {"position": 5}}
+
+        for client, response, _ in waiters[1:]:
+            await response.aclose()
+            await client.aclose()
+        snap = await _metrics_until(gateway, lambda m: m["queue"]["waiting"] == 1)
+        assert snap["queue"]["waiting"] == 1
+
+        terminal_a = await _terminal(lines_a)
+        await client_a.aclose()
+        assert terminal_a.get("done") is True
+        _client1, _response1, lines1 = waiters[0]
+        terminal_1 = await _terminal(lines1)
+        await _client1.aclose()
+        assert terminal_1.get("done") is True
+        end = await _metrics_until(gateway, lambda m: True)
+        assert end["upstream"]["requests"] == start["upstream"]["requests"] + 2
+
+    asyncio.run(scenario())
+    snap = metrics(gateway)
+    assert snap["queue"]["waiting"] == 0 and snap["queue"]["active"] == 0
+
+
+async def _terminal(lines: Any) -> dict[str, Any]:
+    text = ""
+    async for line in lines:
+        if line.startswith("data: "):
+            event: dict[str, Any] = json.loads(line[6:])
+            text += event.get("delta", "")
+            if "done" in event or "error" in event:
+                ANSWERS.append(text)
+                return event
+    raise AssertionError("EOF without a terminal event")
+
+
+def _slot_busy(llama: LlamaServer, slot: int) -> bool:
+    slots = httpx.get(llama.spec.url + "/slots", timeout=5).json()
+    return bool(next(s for s in slots if s["id"] == slot)["is_processing"])
+
+
+def test_client_disconnect_mid_answer_cancels_the_generation(gateway, llama):
+    with httpx.Client(timeout=120) as client, client.stream(
+        "POST", gateway + "/api/ask", json={"question": LONG_QUESTION}
+    ) as response:
+        ASKED.append(LONG_QUESTION)
+        for line in response.iter_lines():
+            if line.startswith("data: ") and "delta" in json.loads(line[6:]):
+                break
+        assert _slot_busy(llama, 1)
+    deadline = time.monotonic() + 5
+    while _slot_busy(llama, 1) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _slot_busy(llama, 1)
+    snap = metrics(gateway)
+    assert snap["outcomes"]["cancelled"] >= 1 and snap["queue"]["active"] == 0
+
+
+def test_llama_killed_mid_stream_then_restarted(index, tmp_path, recorder):
+    port = free_port()
+    log = tmp_path / "llama.log"
+    llama = start_llama(log, port=port)
+    config = GatewayConfig(upstreams=(llama.spec.url,), limits=LIMITS)
+    try:
+        with ThreadedServer(create_app(index, config)) as server:
+            stream = Stream(0, {})
+            with httpx.Client(timeout=120) as client, client.stream(
+                "POST", server.url + "/api/ask", json={"question": LONG_QUESTION}
+            ) as response:
+                ASKED.append(LONG_QUESTION)
+                stream.status = response.status_code
+                lines = response.iter_lines()
+                for line in lines:
+                    if line.startswith("data: "):
+                        stream.events.append(json.loads(line[6:]))
+                        if "delta" in stream.events[-1]:
+                            llama.kill()
+                            break
+                parse_sse(lines, stream)
+            assert stream.terminal is not None and "error" in stream.terminal
+            assert not any("done" in e for e in stream.events)
+            assert stream.terminal["error"]["code"] == "upstream_interrupted"
+
+            llama = start_llama(log, port=port)
+            again = remember(QUESTION, ask(server.url, QUESTION))
+            assert again.terminal is not None and again.terminal.get("done") is True
+            snap = metrics(server.url)
+            assert snap["outcomes"]["failed"] == 1
+            assert snap["outcomes"]["completed"] + snap["outcomes"]["truncated"] == 1
+    finally:
+        llama.stop()
+
+
+def test_second_upstream_answers_when_the_first_is_down(index, llama):
+    dead = f"http://127.0.0.1:{free_port()}"
+    config = GatewayConfig(upstreams=(dead, llama.spec.url), limits=LIMITS)
+    with ThreadedServer(create_app(index, config)) as server:
+        stream = remember(QUESTION, ask(server.url, QUESTION))
+        assert stream.terminal is not None and stream.terminal.get("done") is True
+        snap = metrics(server.url)
+        assert snap["upstream"]["failovers"] == 1 and snap["upstream"]["requests"] == 1
+
+
+def test_model_sha256_mismatch_refuses_to_start(example_site):
+    assert LLAMA_BINARY is not None
+    spec = LlamaSpec(binary=LLAMA_BINARY, model=MODEL, port=free_port(), threads=1)
+    server = LlamaServer(spec, "0" * 64)
+    with pytest.raises(ModelVerificationError, match="mismatch"):
+        server.start()
+    assert server.process is None
+    done = subprocess.run(
+        [sys.executable, "-m", "site_knowledge.gateway.cli", "serve", str(example_site.site_dir),
+         "--model", str(MODEL), "--model-sha256", "0" * 64, "--llama-port", str(spec.port)],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 3 and "mismatch" in done.stderr
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(spec.url + "/health")
+
+
+def test_serve_runs_the_stack_and_stops_it_on_sigterm(example_site):
+    ports = {"--port": free_port(), "--gateway-port": free_port(), "--llama-port": free_port()}
+    args = [sys.executable, "-m", "site_knowledge.gateway.cli", "serve",
+            str(example_site.site_dir), "--threads", "1"]
+    for flag, port in ports.items():
+        args += [flag, str(port)]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        assert proc.stdout is not None
+        printed = [proc.stdout.readline() for _ in range(4)]
+        assert any(f"http://127.0.0.1:{ports['--port']}/" in line for line in printed), printed
+        site = httpx.get(f"http://127.0.0.1:{ports['--port']}/", timeout=10)
+        assert site.status_code == 200 and "<html" in site.text.lower()
+        health = httpx.get(f"http://127.0.0.1:{ports['--gateway-port']}/healthz", timeout=10)
+        assert health.json()["status"] == "ok"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0
+        for port in ports.values():
+            with pytest.raises(httpx.ConnectError):
+                httpx.get(f"http://127.0.0.1:{port}/", timeout=2)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_logs_and_metrics_hold_no_prompts_or_answers(gateway, recorder):
+    """Runs last in this module: everything asked and answered so far stays out of both."""
+    assert ASKED and ANSWERS
+    snapshot = httpx.get(gateway + "/metrics").text
+    logged = "\n".join(recorder.lines)
+    for text in [*ASKED, *(a for a in ANSWERS if len(a.strip()) >= 12)]:
+        assert text not in snapshot
+        assert text not in logged
+    assert "127.0.0.1" not in snapshot
