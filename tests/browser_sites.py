@@ -106,7 +106,7 @@ def build_plain_theme_site(workdir: Path) -> Path:
         (docs / name).write_text(text, encoding="utf-8")
     config = {
         "site_name": "Brisk Point Light",
-        "theme": {"name": "mkdocs"},
+        "theme": {"name": "mkdocs", "highlightjs": False},
         "plugins": ["site-knowledge"],
     }
     return build(config, workdir)

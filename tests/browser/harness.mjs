@@ -86,6 +86,7 @@ export async function serveStatic(root) {
   const path = await import("node:path");
   const served = [];
   const missing = [];
+  let url = null;
   const server = http.createServer((req, res) => {
     let pathname = decodeURIComponent(new URL(req.url, "http://x").pathname);
     let file = path.join(root, pathname);
@@ -94,6 +95,16 @@ export async function serveStatic(root) {
     if (!fs.existsSync(file)) {
       missing.push(pathname);
       return res.writeHead(404).end("not found");
+    }
+    if (pathname === "/sitemap.xml") {
+      // Serve the site as if at its site_url, so Material's instant navigation (which keeps
+      // only the sitemap's paths of the host) knows its pages.
+      const xml = fs.readFileSync(file, "utf8");
+      const locs = [...xml.matchAll(/<loc>([^<]+)<\/loc>/g)].map((m) => m[1]);
+      const root = locs.reduce((a, b) => (b.length < a.length ? b : a), locs[0] || "");
+      const body = root ? xml.split(`<loc>${root}`).join(`<loc>${url}`) : xml;
+      served.push({ path: pathname, bytes: Buffer.byteLength(body) });
+      return res.writeHead(200, { "content-type": "application/xml" }).end(body);
     }
     const size = fs.statSync(file).size;
     served.push({ path: pathname, bytes: size });
@@ -105,6 +116,6 @@ export async function serveStatic(root) {
     fs.createReadStream(file).pipe(res);
   });
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const url = `http://127.0.0.1:${server.address().port}/`;
+  url = `http://127.0.0.1:${server.address().port}/`;
   return { url, served, missing, close: () => new Promise((resolve) => server.close(resolve)) };
 }

@@ -155,13 +155,19 @@ scenarios.memory = async function memory() {
       // Material instant navigation: follow an internal link without a full load.
       const navigations = [];
       page.on("framenavigated", (frame) => frame === page.mainFrame() && navigations.push(frame.url()));
-      const link = page.locator("a.md-nav__link[href]:not([href^='#']):not([href='./'])").nth(1);
-      const hasInstant = (await link.count()) > 0;
+      const href = await page.evaluate(() => {
+        const here = location.href;
+        const link = [...document.querySelectorAll("a.md-nav__link[href], .md-content a[href]")].find(
+          (a) => a.href.startsWith(location.origin) && a.href.split("#")[0] !== here.split("#")[0],
+        );
+        return link ? link.getAttribute("href") : null;
+      });
+      const hasInstant = href !== null;
       let afterNav = null;
       if (hasInstant) {
-        const href = await link.getAttribute("href");
         await page.evaluate(() => (window.__sameDocument = true));
-        await link.click();
+        // A DOM click, as a visitor's: Material's instant navigation intercepts it.
+        await page.locator(`a[href="${href}"]`).first().evaluate((a) => a.click());
         await page.waitForURL((u) => u.href !== server.url, { timeout: 15000 });
         await page.waitForTimeout(1000);
         await page.evaluate(() => window.siteKnowledge.open());
@@ -175,14 +181,17 @@ scenarios.memory = async function memory() {
           history: await page.evaluate(() => window.siteKnowledge.history),
           visible: await page.locator(".skn-box").isVisible(),
         };
-        const a3 = await page.evaluate((q) => window.siteKnowledge.ask(q), second);
-        afterNav.sentHistory = stub.requests.at(-1).body.history;
+        const before = stub.requests.length;
+        const a3 = await page.evaluate((q) => window.siteKnowledge.ask(q), first);
+        afterNav.sentHistory = stub.requests.length > before ? stub.requests.at(-1).body.history : null;
+        afterNav.siteRoot = server.url;
         afterNav.citationHref = a3.citations[0] && a3.citations[0].url;
       }
       await page.evaluate(() => window.siteKnowledge.ask("forget"));
       const historyAfterForget = await page.evaluate(() => window.siteKnowledge.history);
-      await page.evaluate((q) => window.siteKnowledge.ask(q), second);
-      const sentAfterForget = stub.requests.at(-1).body.history;
+      const mark = stub.requests.length;
+      await page.evaluate((q) => window.siteKnowledge.ask(q), first);
+      const sentAfterForget = stub.requests.length > mark ? stub.requests.at(-1).body.history : null;
       return {
         a1, a2, historyAfterTwo, sentHistory, followupQuery, afterNav, historyAfterForget,
         sentAfterForget, offsite: session.offsite, errors: session.consoleErrors,
