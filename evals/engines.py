@@ -267,12 +267,11 @@ class BrowserEngine:
 
     DRIVER = Path(__file__).resolve().parent / "browser_driver.mjs"
 
-    def __init__(self, site_dir: Path, chromium: str = "/usr/bin/chromium", timeout: float = 300.0) -> None:
+    def __init__(self, site_dir: Path, engines: str = "wllama") -> None:
         self.site_dir = site_dir
-        self.chromium = chromium
-        self.timeout = timeout
+        self.engines = engines
         self.process = subprocess.Popen(
-            ["node", str(self.DRIVER), str(site_dir), chromium],
+            ["node", str(self.DRIVER), str(site_dir), engines],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -303,12 +302,17 @@ class BrowserEngine:
         reply = self._read()
         if "error" in reply:
             return Answer("", error=str(reply["error"]), latency_ms=float(reply.get("ms", 0)))
+        # The box lists cited passages in order of first mention, without their numbers.
+        import re
+
+        text = str(reply.get("text", ""))
+        markers = list(dict.fromkeys(int(n) for n in re.findall(r"\[(\d{1,3})\]", text)))
         citations = [
-            Citation(n, str(c.get("url", "")), str(c.get("title", "")))
-            for n, c in enumerate(reply.get("citations", []), 1)
+            Citation(n, str(c.get("path") or c.get("url", "")), str(c.get("title", "")))
+            for n, c in zip(markers, reply.get("citations", []), strict=False)
         ]
         return Answer(
-            str(reply.get("text", "")),
+            text,
             citations=citations,
             refused=bool(reply.get("refused")),
             finish_reason="",
