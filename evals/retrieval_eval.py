@@ -312,8 +312,9 @@ def report(
         "label": label,
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "dataset": {
-            "file": questions_path.name,
-            "version": questions_path.stem,
+            "file": f"{questions_path.parent.name}/{questions_path.name}",
+            "version": f"{questions_path.parent.name}/{questions_path.stem}"
+            f"@{sha256_file(questions_path)[:12]}",
             "sha256": sha256_file(questions_path),
             "questions": len(questions),
         },
