@@ -197,6 +197,7 @@ export class Index {
       tokenize(indexedText(p, sources[this.sourceOf[i]]), this.stopwords),
     );
     this.bm25 = new BM25(docs, k1, b);
+    this.passageTerms = docs.map((doc) => new Set(doc));
     const pageDocs = sources.map(() => []);
     docs.forEach((doc, i) => {
       const page = pageDocs[this.sourceOf[i]];
@@ -208,6 +209,20 @@ export class Index {
     this.dimension = dimension;
     this.vectors = dequantize(vectorBytes, count, dimension);
     this.pageVectors = meanUnitRows(this.vectors, this.sourceOf, sources.length, dimension);
+  }
+
+  /** Share of the query's IDF mass held by the best BM25 passage (SPEC.md, fusion step 2). */
+  lexicalConfidence(terms, bm25Order) {
+    if (!bm25Order.length) return 0;
+    const best = this.passageTerms[bm25Order[0]];
+    let held = 0;
+    let total = 0;
+    for (const term of new Set(terms)) {
+      const weight = idf(this.bm25.size, this.bm25.df(term));
+      total += weight;
+      if (best.has(term)) held += weight;
+    }
+    return total === 0 ? 0 : held / total;
   }
 
   /**
@@ -242,14 +257,15 @@ export class Index {
       const rpd = rankMap(ranked(pageDense, cfg.page_candidates));
       const w = cfg.weights;
       const k = cfg.rrf_k;
+      const c = this.lexicalConfidence(terms, bm25Order);
       const candidates = [...new Set([...bm25Order, ...denseOrder])];
       const rrf = new Map();
       for (const p of candidates) {
         const s = this.sourceOf[p];
         let value = 0;
-        if (rb.has(p)) value += w.bm25 / (k + rb.get(p));
+        if (rb.has(p)) value += (c * w.bm25) / (k + rb.get(p));
         if (rd.has(p)) value += w.dense / (k + rd.get(p));
-        if (rpb.has(s)) value += w.page_bm25 / (k + rpb.get(s));
+        if (rpb.has(s)) value += (c * w.page_bm25) / (k + rpb.get(s));
         if (rpd.has(s)) value += w.page_dense / (k + rpd.get(s));
         rrf.set(p, value);
       }

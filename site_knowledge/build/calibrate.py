@@ -6,7 +6,8 @@ cosine threshold lands far too high); their coverage is taken over the whole sit
 visitor asking about a section uses words the site has. Unanswerable probes are
 general-knowledge questions shipped with the package. The thresholds chosen are the most
 lenient ones that keep the answerable recall at the target while refusing as many off-topic
-probes as possible.
+probes as possible; the coverage threshold is relaxed first, since heading probes always use
+the site's words while real paraphrases do not.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ TEMPLATES = ("What is {}?", "Tell me about {}.", "How does {} work?", "{}?")
 COSINE_GRID = np.round(np.arange(0.0, 0.61, 0.01), 2)
 COVERAGE_GRID = np.round(np.arange(0.0, 1.001, 0.05), 2)
 STRONG_GRID = np.append(np.round(np.arange(0.40, 0.90, 0.02), 2), 1.01)
+
+NO_TERMS = -1.0  # below every threshold: a query without tokens needs the strong cosine
 
 Embed = Callable[[Sequence[str]], npt.NDArray[np.float32]]
 
@@ -78,7 +81,7 @@ def _features(queries: Sequence[str], left_out: Sequence[frozenset[int]],
             idf = math.log(1.0 + (size - df + 0.5) / (df + 0.5))
             total += idf
             seen += idf if df > 0 else 0.0
-        coverages.append(seen / total if total else 0.0)
+        coverages.append(seen / total if total else NO_TERMS)
         column_scores = cosine_matrix[:, column].copy()
         if excluded:
             column_scores[list(excluded)] = -1.0
@@ -108,11 +111,11 @@ def calibrate_gate(passage_tokens: Sequence[Sequence[str]], headings: Sequence[s
             for min_cov in COVERAGE_GRID:
                 recall = _accepts(pos_cov, pos_cos, min_cov, min_cos, strong).mean()
                 false_accept = _accepts(neg_cov, neg_cos, min_cov, min_cos, strong).mean()
-                key = (recall >= TARGET_RECALL, -false_accept, recall, -strong, -min_cos, -min_cov)
+                key = (recall >= TARGET_RECALL, -false_accept, recall, -min_cov, -min_cos, -strong)
                 if best is None or key > best:
                     best = key
     assert best is not None
-    strong, min_cos, min_cov = -best[3], -best[4], -best[5]
+    min_cov, min_cos, strong = -best[3], -best[4], -best[5]
     report = {
         "answerable_probes": len(probes),
         "offtopic_probes": len(negatives),

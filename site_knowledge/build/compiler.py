@@ -29,7 +29,7 @@ DEFAULT_BUDGETS = {
                 "answer_tokens": 256, "max_exchanges": 4},
 }
 DEFAULT_RETRIEVAL = {
-    "rrf_k": 60, "candidates": 100, "page_candidates": 50,
+    "rrf_k": 30, "candidates": 100, "page_candidates": 50,
     "weights": {"bm25": 1.0, "dense": 1.0, "page_bm25": 1.0, "page_dense": 1.0},
     "per_page_cap": 1, "followup_turns": 1,
 }

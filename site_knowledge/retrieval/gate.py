@@ -10,6 +10,7 @@ from typing import Any
 class GateDecision:
     """The raw signals, the thresholds they were held to, and the verdict."""
 
+    has_terms: bool
     coverage: float
     cosine: float
     min_coverage: float
@@ -20,7 +21,7 @@ class GateDecision:
     def answerable(self) -> bool:
         """SPEC.md: enough known terms and a plausible cosine, or a strong cosine alone."""
         return (
-            self.coverage >= self.min_coverage and self.cosine >= self.min_cosine
+            self.has_terms and self.coverage >= self.min_coverage and self.cosine >= self.min_cosine
         ) or self.cosine >= self.strong_cosine
 
     def as_dict(self) -> dict[str, Any]:
@@ -35,7 +36,8 @@ class GateDecision:
         }
 
 
-def decide(coverage: float, cosine: float, thresholds: dict[str, Any]) -> GateDecision:
+def decide(has_terms: bool, coverage: float, cosine: float,
+           thresholds: dict[str, Any]) -> GateDecision:
     """Apply an artifact's ``gate`` thresholds to a query's coverage and best cosine."""
-    return GateDecision(coverage, cosine, float(thresholds["min_coverage"]),
+    return GateDecision(has_terms, coverage, cosine, float(thresholds["min_coverage"]),
                         float(thresholds["min_cosine"]), float(thresholds["strong_cosine"]))

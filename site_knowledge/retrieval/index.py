@@ -98,6 +98,7 @@ class KnowledgeIndex:
         page_tokens: list[list[str]] = [[] for _ in self.sources]
         for tokens, source in zip(passage_tokens, self._source_of, strict=True):
             page_tokens[source].extend(tokens)
+        self._passage_terms = [frozenset(tokens) for tokens in passage_tokens]
         self._bm25 = BM25(passage_tokens, lexical["k1"], lexical["b"])
         self._page_bm25 = BM25(page_tokens, lexical["k1"], lexical["b"])
         vectors = artifact["vectors"]
@@ -148,7 +149,7 @@ class KnowledgeIndex:
         vector = self.embed(query) if query_vector is None else query_vector
         dense = self._vectors @ vector
         lexical = self._bm25.scores(terms)
-        gate = decide(self._bm25.coverage(terms), float(dense.max(initial=-1.0)),
+        gate = decide(bool(terms), self._bm25.coverage(terms), float(dense.max(initial=-1.0)),
                       self.artifact["gate"])
         if not gate.answerable:
             return SearchResult(False, gate.as_dict(), [])
@@ -167,7 +168,8 @@ class KnowledgeIndex:
         elif mode == "dense":
             order, scores = dense_order, {i: float(dense[i]) for i in dense_order}
         else:
-            scores = self._fuse(terms, vector, bm25_ranks, dense_ranks)
+            confidence = self._lexical_confidence(terms, bm25_order)
+            scores = self._fuse(terms, vector, bm25_ranks, dense_ranks, confidence)
             order = sorted(scores, key=lambda i: (-scores[i], i))
         kept = diverse_top(order, self._source_of, top_k, settings["per_page_cap"])
         return [
@@ -176,8 +178,17 @@ class KnowledgeIndex:
             for i in kept
         ]
 
+    def _lexical_confidence(self, terms: list[str], order: list[int]) -> float:
+        """Share of the query's IDF mass held by the best BM25 passage (SPEC.md, fusion step 2)."""
+        if not order:
+            return 0.0
+        best_terms = self._passage_terms[order[0]]
+        weights = {t: self._bm25.idf(self._bm25.document_frequency(t)) for t in dict.fromkeys(terms)}
+        total = sum(weights.values())
+        return sum(w for t, w in weights.items() if t in best_terms) / total if total else 0.0
+
     def _fuse(self, terms: list[str], vector: npt.NDArray[np.float32], bm25_ranks: dict[int, int],
-              dense_ranks: dict[int, int]) -> dict[int, float]:
+              dense_ranks: dict[int, int], confidence: float) -> dict[int, float]:
         settings = self.artifact["retrieval"]
         k, weights = settings["rrf_k"], settings["weights"]
         page_limit = settings["page_candidates"]
@@ -187,9 +198,9 @@ class KnowledgeIndex:
         for index in sorted(set(bm25_ranks) | set(dense_ranks)):
             source = self._source_of[index]
             score = 0.0
-            for rank, weight in ((bm25_ranks.get(index), weights["bm25"]),
+            for rank, weight in ((bm25_ranks.get(index), confidence * weights["bm25"]),
                                  (dense_ranks.get(index), weights["dense"]),
-                                 (page_bm25.get(source), weights["page_bm25"]),
+                                 (page_bm25.get(source), confidence * weights["page_bm25"]),
                                  (page_dense.get(source), weights["page_dense"])):
                 if rank is not None and weight:
                     score += weight / (k + rank)
