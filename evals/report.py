@@ -154,6 +154,13 @@ def _battery_md(doc: dict[str, Any]) -> str:
     ]
     rows = [[c, v["n"], v["score"], v["max_score"], v["percent"]] for c, v in summary["by_category"].items()]
     lines += _table(["category", "n", "score", "max", "%"], rows)
+    if doc.get("judge_summary"):
+        j = doc["judge_summary"]
+        lines += [
+            "",
+            f"Model-as-judge (opinion only, not the score): {j['score']}/{j['max_score']}"
+            f", {j['errors']} errors",
+        ]
     lat = doc["latency_ms"]
     lines += ["", "## Latency (ms)", ""]
     lines += _table(

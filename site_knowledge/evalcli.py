@@ -77,6 +77,16 @@ def register(subparsers: Any) -> None:
     p.add_argument("--model", type=Path, help="GGUF file, for the report's model SHA-256")
     p.add_argument("--model-name", help="model name for the report")
     p.add_argument("--model-sha256", help="model SHA-256 for the report")
+    p.add_argument(
+        "--judge",
+        metavar="LLAMA_URL",
+        help="also ask this llama-server for a model-as-judge opinion (never the score)",
+    )
+    p.add_argument(
+        "--browser-engines",
+        default="wllama",
+        help="engines the browser box may use, comma-separated (default: wllama)",
+    )
     p.add_argument("--label", help="report label (default: engine or questions file)")
     p.add_argument("--out", type=Path, help="report folder (default: evals/reports)")
     p.add_argument("--no-write", action="store_true", help="print the summary only")
@@ -139,7 +149,7 @@ def _engine(args: argparse.Namespace) -> Engine:
         raise SystemExit(f"eval --engine {args.engine} needs --site")
     if args.engine == "llama":
         return LlamaEngine(args.url or "http://127.0.0.1:8080", args.site)
-    return BrowserEngine(args.site)
+    return BrowserEngine(args.site, args.browser_engines)
 
 
 def _battery(args: argparse.Namespace, out: Path) -> int:
@@ -167,6 +177,11 @@ def _battery(args: argparse.Namespace, out: Path) -> int:
     wall = time.perf_counter() - started
     if hasattr(engine, "close"):
         engine.close()
+    judged = (
+        {s.id: battery_run.judge(args.judge, item, answer) for item, answer, s in results}
+        if args.judge
+        else None
+    )
     label = args.label or args.engine
     doc = battery_run.document(
         battery,
@@ -175,8 +190,9 @@ def _battery(args: argparse.Namespace, out: Path) -> int:
         results,
         label=label,
         model=model,
-        configuration={"engine": info, "only": args.only},
+        configuration={"engine": info, "only": args.only, "judge": args.judge},
         wall_s=wall,
+        judged=judged,
     )
     s = doc["summary"]
     print(f"score {s['score']}/{s['max_score']} ({s['percent']:.1f}%) in {wall:.0f} s")
