@@ -29,6 +29,7 @@ try {
     { questions, topK: Number(topK) },
   );
   writeFileSync(outFile, JSON.stringify({ results, offsite: session.offsite, errors: session.consoleErrors }));
+  console.log(JSON.stringify({ questions: results.length }));
 } finally {
   await session.close();
   await server.close();

@@ -1,0 +1,41 @@
+// The JavaScript retrieval against the shared test vectors (tests/data/retrieval_vectors.json)
+// that the Python tests also read: tokenizer cases and rankings over a fixture artifact with
+// precomputed query vectors. Run by tests/test_browser_retrieval.py (node --test).
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { Index, retrievalQuery, tokenize } from "../../site_knowledge/browser/retrieval.js";
+
+const DATA = join(dirname(fileURLToPath(import.meta.url)), "..", "data");
+const vectors = JSON.parse(readFileSync(join(DATA, "retrieval_vectors.json"), "utf8"));
+const artifactPath = join(DATA, vectors.artifact);
+const artifact = JSON.parse(readFileSync(artifactPath, "utf8"));
+const sidecar = readFileSync(join(dirname(artifactPath), artifact.vectors.file));
+const index = new Index(artifact, sidecar.buffer.slice(sidecar.byteOffset, sidecar.byteOffset + sidecar.byteLength));
+const stopwords = new Set(artifact.lexical.stopwords);
+
+for (const { text, tokens } of vectors.tokenizer) {
+  test(`tokenize ${JSON.stringify(text)}`, () => {
+    assert.deepEqual(tokenize(text, stopwords), tokens);
+  });
+}
+
+for (const c of vectors.ranking) {
+  const history = c.history.map((question) => ({ question, answer: "" }));
+  const query = retrievalQuery(c.question, history, artifact.retrieval.followup_turns);
+  const vector = Float32Array.from(c.query_vector);
+  test(`gate ${JSON.stringify(c.question)}`, () => {
+    const { gate } = index.search(query, vector, { topK: 4 });
+    assert.equal(gate.answerable, c.answerable);
+    assert.ok(Math.abs(gate.coverage - c.gate.coverage) < 1e-5, `coverage ${gate.coverage}`);
+    assert.ok(Math.abs(gate.cosine - c.gate.cosine) < 1e-5, `cosine ${gate.cosine}`);
+  });
+  for (const [mode, expected] of Object.entries(c.modes || {})) {
+    test(`${mode} ${JSON.stringify(c.question)}`, () => {
+      const found = index.search(query, vector, { topK: expected.length || 4, mode });
+      assert.deepEqual(found.results.map((r) => r.id).slice(0, expected.length), expected);
+    });
+  }
+}
