@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from browser_sites import REPO, build_example_site, build_plain_theme_site, require_browser, run_node
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

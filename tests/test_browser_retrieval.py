@@ -9,8 +9,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from browser_sites import REPO, build_netbox_site, require_browser, run_node
+
 from site_knowledge.retrieval import load_index
 from site_knowledge.retrieval.tokenizer import STOPWORDS, tokenize
 
