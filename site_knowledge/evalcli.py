@@ -163,10 +163,11 @@ def _battery(args: argparse.Namespace, out: Path) -> int:
     engine = _engine(args)
     info = engine.info()
     health = info.get("healthz", {}) if isinstance(info.get("healthz"), dict) else {}
+    served = health.get("model") if isinstance(health.get("model"), dict) else {}
     model = battery_run.model_identity(
         args.model,
-        args.model_name or health.get("model") or info.get("model_path"),
-        args.model_sha256 or health.get("model_sha256"),
+        args.model_name or served.get("name") or info.get("model_path"),
+        args.model_sha256 or served.get("sha256"),
     )
     started = time.perf_counter()
 
