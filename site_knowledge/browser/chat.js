@@ -108,14 +108,18 @@ class ExchangeView {
     );
   }
 
-  finish({ text, citations, by }) {
+  finish({ text, citations, sources, by }) {
     this.text.textContent = text;
     this.text.setAttribute("aria-busy", "false");
     this.queued(null);
+    const cited = citations && citations.length;
+    const listed = cited ? citations : sources || [];
     this.cites.replaceChildren(
-      ...(citations || []).map((c) => el("li", { value: c.n }, el("a", { href: c.href }, c.title || c.url))),
+      ...listed.map((c) => el("li", { value: c.n }, el("a", { href: c.href }, c.title || c.url))),
     );
-    this.cites.hidden = !(citations && citations.length);
+    this.cites.setAttribute("aria-label", cited ? "Sources cited" : "Sources consulted");
+    this.cites.classList.toggle("skn-consulted", !cited);
+    this.cites.hidden = !listed.length;
     this.by.textContent = by ? `Answered by ${by}.` : "";
     this.scroll();
   }
@@ -339,7 +343,9 @@ class ChatBox {
         citations = citationsOf(text, evidence);
       }
       citations = citations.map((c) => ({ ...c, href: this.href(c.url) }));
-      view.finish({ text, citations, by: result.by });
+      const consulted = (name === "gateway" ? result.sources || [] : name === "search" ? [] : evidence)
+        .map((e, i) => ({ n: e.n || i + 1, url: e.url, title: e.title || e.label, href: this.href(e.url) }));
+      view.finish({ text, citations, sources: consulted, by: result.by });
       if (result.keepInMemory !== false && !result.refused && text) {
         this.history.push({ question, answer: freezeAnswer(text) });
         this.history = this.history.slice(-budget.max_exchanges);
@@ -347,6 +353,7 @@ class ChatBox {
       return {
         text,
         citations: citations.map(({ url, title, href }) => ({ url: href, title, path: url })),
+        sources: consulted.map(({ url, title, href }) => ({ url: href, title, path: url })),
         engine: name,
         by: result.by,
         refused: Boolean(result.refused),

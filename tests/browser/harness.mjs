@@ -115,7 +115,8 @@ export async function serveStatic(root) {
     });
     fs.createReadStream(file).pipe(res);
   });
-  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = Number(process.env.SK_SITE_PORT || 0);
+  await new Promise((resolve) => server.listen(port, "127.0.0.1", resolve));
   url = `http://127.0.0.1:${server.address().port}/`;
   return { url, served, missing, close: () => new Promise((resolve) => server.close(resolve)) };
 }

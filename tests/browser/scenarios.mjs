@@ -244,5 +244,64 @@ scenarios.keyboard = async function keyboard() {
   });
 };
 
+
+/** The real gateway and llama-server: a streamed cited answer, a queue position, a 429.
+ * ARG: JSON {gateway, question, long}. The gateway admits one generation and one waiter. */
+scenarios.real_gateway = async function realGateway() {
+  const { gateway, question, long } = JSON.parse(arg);
+  return withSite(async ({ server, session, page }) => {
+    const watch = async (p) => {
+      await override(p, { gateways: [gateway] });
+      await p.goto(server.url);
+      await openBox(p);
+      await p.evaluate(() => {
+        window.__queueSeen = [];
+        window.__textSteps = 0;
+        new MutationObserver(() => {
+          for (const n of document.querySelectorAll(".skn-queue")) {
+            if (!n.hidden && n.textContent && !window.__queueSeen.includes(n.textContent)) {
+              window.__queueSeen.push(n.textContent);
+            }
+          }
+          window.__textSteps += 1;
+        }).observe(document.querySelector(".skn-log"), { subtree: true, childList: true, characterData: true });
+      });
+    };
+    await watch(page);
+    const first = await page.evaluate((q) => window.siteKnowledge.ask(q), question);
+    const steps = await page.evaluate(() => window.__textSteps);
+    const firstText = await boxText(page);
+
+    const pageB = await session.context.newPage();
+    const pageC = await session.context.newPage();
+    await watch(pageB);
+    await watch(pageC);
+    await page.evaluate(() => window.siteKnowledge.forget());
+    const active = page.evaluate((q) => window.siteKnowledge.ask(q), long);
+    await page.waitForFunction(
+      () => (document.querySelector(".skn-exchange:last-child .skn-text")?.textContent || "").length > 0,
+      null,
+      { timeout: 120000 },
+    );
+    const waiting = pageB.evaluate((q) => window.siteKnowledge.ask(q), question);
+    await pageB.waitForFunction(() => window.__queueSeen.length > 0, null, { timeout: 30000 });
+    const refused = await pageC.evaluate((q) => window.siteKnowledge.ask(q), question);
+    const refusedCalls = await pageC.evaluate(() => window.siteKnowledge.stats.then((s) => s.engineCalls));
+    const [activeAnswer, waitingAnswer] = await Promise.all([active, waiting]);
+    return {
+      first,
+      steps,
+      firstText,
+      activeAnswer,
+      waitingAnswer,
+      queueSeen: await pageB.evaluate(() => window.__queueSeen),
+      refused,
+      refusedCalls,
+      refusedText: await boxText(pageC),
+      offsite: session.offsite,
+    };
+  });
+};
+
 const result = await scenarios[scenario]();
 console.log(JSON.stringify(result));
