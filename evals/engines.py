@@ -160,14 +160,20 @@ class LlamaEngine:
     TOP_K = 4
     SLOT = 1
 
-    def __init__(self, url: str, artifact: Path, timeout: float = 180.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        artifact: Path,
+        timeout: float = 180.0,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
         import httpx
 
         from site_knowledge.retrieval import load_index
 
         self.url = url.rstrip("/")
         self.index = load_index(artifact)
-        self.client = httpx.Client(timeout=timeout)
+        self.client = httpx.Client(timeout=timeout, transport=transport)
 
     def info(self) -> dict[str, Any]:
         """llama-server's ``/props`` (model path) when available."""

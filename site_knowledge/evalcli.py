@@ -163,7 +163,8 @@ def _battery(args: argparse.Namespace, out: Path) -> int:
     engine = _engine(args)
     info = engine.info()
     health = info.get("healthz", {}) if isinstance(info.get("healthz"), dict) else {}
-    served = health.get("model") if isinstance(health.get("model"), dict) else {}
+    served_raw = health.get("model")
+    served: dict[str, Any] = served_raw if isinstance(served_raw, dict) else {}
     model = battery_run.model_identity(
         args.model,
         args.model_name or served.get("name") or info.get("model_path"),

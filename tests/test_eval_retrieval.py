@@ -90,3 +90,34 @@ def test_retrieval_eval_on_the_example_site(example_site: Path, tmp_path: Path) 
     json_path, md_path = report.write(doc, tmp_path, "retrieval-test")
     assert "recall@4" in md_path.read_text()
     assert "hybrid" in report.compare(doc, json.loads(json_path.read_text()))
+
+
+@pytest.mark.slow
+def test_llama_engine_uses_the_gateway_prompt(example_site: Path) -> None:
+    import httpx
+
+    from evals.dataset import load_battery
+    from evals.engines import LlamaEngine
+
+    seen: list[dict[str, object]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/input_tokens"):
+            return httpx.Response(200, json={"input_tokens": 900})
+        body = json.loads(request.content)
+        seen.append(body)
+        return httpx.Response(
+            200,
+            json={"choices": [{"message": {"content": "Fennec Systems [1]."}, "finish_reason": "stop"}]},
+        )
+
+    engine = LlamaEngine("http://llama", example_site, transport=httpx.MockTransport(handler))
+    items = {i.id: i for i in load_battery().items}
+    answer = engine.ask(items["lookup-01"])
+    assert answer.text == "Fennec Systems [1]." and answer.citations[0].n == 1
+    system = seen[0]["messages"][0]  # type: ignore[index]
+    assert system["content"] == engine.index.artifact["prompt"]["system"]
+    assert seen[0]["temperature"] == 0 and seen[0]["id_slot"] == 1
+    assert "Question: Where does Teo work now?" in seen[0]["messages"][-1]["content"]  # type: ignore[index]
+    refused = engine.ask(items["gibberish-01"])
+    assert refused.refused and len(seen) == 1

@@ -168,9 +168,9 @@ def test_urls_in_finds_links() -> None:
 
 
 def test_site_resolve() -> None:
-    assert SITE.resolve("cv/#career") == {"career", "cv"}
-    assert SITE.resolve("/about/") == {"about"}
-    assert SITE.resolve("https://example.org/about/index.html") == {"about"}
+    assert SITE.resolve("cv/#career") == frozenset({"career", "cv"})
+    assert SITE.resolve("/about/") == frozenset({"about"})
+    assert SITE.resolve("https://example.org/about/index.html") == frozenset({"about"})
     assert SITE.resolve("https://evil.example/about/") is None
     assert SITE.resolve("nowhere/") is None
     assert SITE.matches(frozenset({"cv"}), ("cv.md",))
