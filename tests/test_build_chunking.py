@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from site_knowledge.build.chunking import pack, page_sections, source_passages
+from site_knowledge.build.chunking import merge_small_sections, pack, page_sections, source_passages
 from site_knowledge.build.html_blocks import Block, Heading, html_blocks
 from site_knowledge.build.model import MAX_PASSAGE_CHARS, Source
 
@@ -65,3 +65,14 @@ def test_a_one_megabyte_page_is_chunked_not_rejected():
     assert len(body) > 1_000_000
     assert len(passages) > 1000
     assert max(len(p.text) for p in passages) <= MAX_PASSAGE_CHARS
+
+
+def test_small_sections_fold_into_the_previous_one_with_their_heading():
+    sections = page_sections(PAGE, "Guide")
+    merged = merge_small_sections(sections)
+    assert len(merged) == 1
+    assert merged[0].anchor == "guide"
+    assert "On Linux\n\nFirst step" in merged[0].text
+    long_text = "word " * 100
+    big = page_sections(f"<h2 id='a'>A</h2><p>{long_text}</p><h2 id='b'>B</h2><p>{long_text}</p>", "T")
+    assert len(merge_small_sections(big)) == 2

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 from site_knowledge.build.html_blocks import Block, Heading, html_blocks
 from site_knowledge.build.model import MAX_PASSAGE_CHARS, Passage, Section, Source
 
 BLOCK_SEPARATOR = "\n\n"
+SMALL_SECTION_CHARS = 300
 SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+")
 
 
@@ -37,6 +38,26 @@ def page_sections(page_html: str, title: str) -> tuple[Section, ...]:
             blocks.append(item.text)
     close_section()
     return tuple(sections)
+
+
+def merge_small_sections(sections: Sequence[Section], limit: int = MAX_PASSAGE_CHARS,
+                         small: int = SMALL_SECTION_CHARS) -> tuple[Section, ...]:
+    """Fold a short section into the one before it when both fit one passage.
+
+    The folded section's heading becomes a block of the text, so its words still count;
+    the passage keeps the first section's heading path and anchor.
+    """
+    merged: list[Section] = []
+    for section in sections:
+        if merged and len(section.text) < small:
+            previous = merged[-1]
+            leaf = section.heading.split(" > ")[-1]
+            text = BLOCK_SEPARATOR.join(part for part in (previous.text, leaf, section.text) if part)
+            if len(text) <= limit:
+                merged[-1] = Section(previous.heading, text, previous.anchor)
+                continue
+        merged.append(section)
+    return tuple(merged)
 
 
 def source_passages(source: Source, limit: int = MAX_PASSAGE_CHARS) -> list[Passage]:

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 from site_knowledge import __version__
 from site_knowledge.build.calibrate import calibrate_gate
-from site_knowledge.build.chunking import page_sections, source_passages
+from site_knowledge.build.chunking import merge_small_sections, page_sections, source_passages
 from site_knowledge.build.embed_cache import EmbeddingCache
 from site_knowledge.build.model import ID_PATTERN, BuildError, Passage, Source
 from site_knowledge.build.writer import write_artifact
@@ -106,7 +106,7 @@ def page_source(page: PageInput, reserved: frozenset[str] = frozenset()) -> Sour
     if source_id in reserved:
         source_id = f"page-{source_id}"
     check_site_url(page.url, page.src_path)
-    sections = page_sections(page.html, page.title)
+    sections = merge_small_sections(page_sections(page.html, page.title))
     description = page.description or (sections[0].text[:200] if sections else "")
     return Source(source_id, "page", page.title, description, page.url, "prose",
                   page.src_path, sections)
