@@ -20,16 +20,16 @@ def run(
     engine: Engine,
     site: SiteIndex | None,
     items: Sequence[Item] | None = None,
-    progress: Callable[[Item, Score], None] | None = None,
+    progress: Callable[[Item, Answer, Score], None] | None = None,
 ) -> list[tuple[Item, Answer, Score]]:
-    """Ask every item in order and score it."""
+    """Ask every item in order and score it; ``progress`` sees each result as it lands."""
     out: list[tuple[Item, Answer, Score]] = []
     for item in items if items is not None else battery.items:
         answer = engine.ask(item)
         score = score_answer(item, answer, site)
         out.append((item, answer, score))
         if progress:
-            progress(item, score)
+            progress(item, answer, score)
     return out
 
 
@@ -82,8 +82,10 @@ def document(
     configuration: dict[str, Any],
     wall_s: float,
     judged: dict[str, dict[str, Any]] | None = None,
+    planned: int | None = None,
 ) -> dict[str, Any]:
-    """The battery report (JSON-ready); ``judged`` maps item ids to a judge's opinion."""
+    """The battery report (JSON-ready); ``judged`` maps item ids to a judge's opinion and
+    ``planned`` is how many items the run meant to ask (a partial report says so)."""
     lost = [{"id": s.id, "category": s.category, "note": note} for _, _, s in results for note in s.notes]
     return {
         "kind": "battery",
@@ -107,6 +109,8 @@ def document(
         "lost_points": lost,
         "latency_ms": latency(results),
         "wall_s": round(wall_s, 1),
+        "complete": planned is None or len(results) >= planned,
+        "planned": planned if planned is not None else len(results),
         "questions": [
             {
                 "id": s.id,

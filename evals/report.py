@@ -148,6 +148,8 @@ def _retrieval_md(doc: dict[str, Any]) -> str:
 def _battery_md(doc: dict[str, Any]) -> str:
     summary = doc["summary"]
     lines = [f"# Battery: {doc['label']}", "", *_identity(doc), ""]
+    if not doc.get("complete", True):
+        lines += [f"**Incomplete run: {summary['questions']} of {doc['planned']} questions.**", ""]
     lines += [
         f"**Score: {summary['score']}/{summary['max_score']} ({summary['percent']:.1f}%)**",
         "",

@@ -170,38 +170,48 @@ def _battery(args: argparse.Namespace, out: Path) -> int:
         args.model_name or served.get("name") or info.get("model_path"),
         args.model_sha256 or served.get("sha256"),
     )
+    label = args.label or args.engine
+    stem = report.slug(f"battery-{battery.version}-{label}-{time.strftime('%Y-%m-%d')}")
+    configuration = {"engine": info, "only": args.only, "judge": args.judge}
     started = time.perf_counter()
+    done: list[Any] = []
 
-    def progress(item: Any, score: Any) -> None:
+    def build(judged: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+        return battery_run.document(
+            battery,
+            engine,
+            site,
+            done,
+            label=label,
+            model=model,
+            configuration=configuration,
+            wall_s=time.perf_counter() - started,
+            judged=judged,
+            planned=len(items),
+        )
+
+    def progress(item: Any, answer: Any, score: Any) -> None:
+        done.append((item, answer, score))
         print(f"{item.id:24s} {score.score}/{score.max_score} {'; '.join(score.notes)}", flush=True)
+        if not args.no_write:  # a run cut short still leaves its report, marked incomplete
+            report.write(build(), out, stem)
 
-    results = battery_run.run(battery, engine, site, items, progress)
+    battery_run.run(battery, engine, site, items, progress)
     wall = time.perf_counter() - started
     if hasattr(engine, "close"):
         engine.close()
     judged = (
-        {s.id: battery_run.judge(args.judge, item, answer) for item, answer, s in results}
+        {s.id: battery_run.judge(args.judge, item, answer) for item, answer, s in done}
         if args.judge
         else None
     )
-    label = args.label or args.engine
-    doc = battery_run.document(
-        battery,
-        engine,
-        site,
-        results,
-        label=label,
-        model=model,
-        configuration={"engine": info, "only": args.only, "judge": args.judge},
-        wall_s=wall,
-        judged=judged,
-    )
+    doc = build(judged)
+    doc["wall_s"] = round(wall, 1)
     s = doc["summary"]
     print(f"score {s['score']}/{s['max_score']} ({s['percent']:.1f}%) in {wall:.0f} s")
     for category, v in s["by_category"].items():
         print(f"  {category:16s} {v['score']}/{v['max_score']}")
     if not args.no_write:
-        stem = report.slug(f"battery-{battery.version}-{label}-{doc['date'][:10]}")
         for path in report.write(doc, out, stem):
             print(f"wrote {path}")
     return 0
