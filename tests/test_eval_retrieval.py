@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from sites import BuiltSite
 
 from evals import report, retrieval_eval
 from evals.dataset import RetrievalQuestion, load_battery, load_questions
@@ -15,16 +16,9 @@ BATTERY = REPO / "evals" / "battery" / "v1.jsonl"
 
 
 @pytest.fixture(scope="module")
-def example_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if not (REPO / "mkdocs.yml").is_file() or not (REPO / "docs").is_dir():
-        pytest.skip("example site not present")
-    from mkdocs.commands.build import build
-    from mkdocs.config import load_config
-
-    site = tmp_path_factory.mktemp("example") / "site"
-    config = load_config(str(REPO / "mkdocs.yml"), site_dir=str(site))
-    build(config)
-    return site
+def example_dir(example_site: BuiltSite) -> Path:
+    """The session's real build of the example site (tests/conftest.py)."""
+    return example_site.site_dir
 
 
 def test_metrics_on_hand_made_results() -> None:
@@ -66,16 +60,16 @@ def test_metrics_on_hand_made_results() -> None:
 
 
 @pytest.mark.slow
-def test_retrieval_eval_on_the_example_site(example_site: Path, tmp_path: Path) -> None:
-    artifact = json.loads((example_site / "assets" / "site-knowledge" / "site-knowledge.json").read_text())
+def test_retrieval_eval_on_the_example_site(example_dir: Path, tmp_path: Path) -> None:
+    artifact = json.loads((example_dir / "assets" / "site-knowledge" / "site-knowledge.json").read_text())
     known = {s["id"] for s in artifact["sources"]} | {s["path"] for s in artifact["sources"] if s["path"]}
     for item in load_battery().items:
         missing = set(item.sources) - known
         assert not missing, f"{item.id}: {sorted(missing)} not in the artifact"
 
     questions = load_questions(BATTERY)
-    results = retrieval_eval.run(example_site, questions)
-    doc = retrieval_eval.report(example_site, BATTERY, questions, results, "test")
+    results = retrieval_eval.run(example_dir, questions)
+    doc = retrieval_eval.report(example_dir, BATTERY, questions, results, "test")
     modes = doc["summary"]["modes"]
     for mode in retrieval_eval.MODES:
         ranking = modes[mode]["ranking"]
@@ -93,7 +87,7 @@ def test_retrieval_eval_on_the_example_site(example_site: Path, tmp_path: Path) 
 
 
 @pytest.mark.slow
-def test_llama_engine_uses_the_gateway_prompt(example_site: Path) -> None:
+def test_llama_engine_uses_the_gateway_prompt(example_dir: Path) -> None:
     import httpx
 
     from evals.dataset import load_battery
@@ -111,7 +105,7 @@ def test_llama_engine_uses_the_gateway_prompt(example_site: Path) -> None:
             json={"choices": [{"message": {"content": "Fennec Systems [1]."}, "finish_reason": "stop"}]},
         )
 
-    engine = LlamaEngine("http://llama", example_site, transport=httpx.MockTransport(handler))
+    engine = LlamaEngine("http://llama", example_dir, transport=httpx.MockTransport(handler))
     items = {i.id: i for i in load_battery().items}
     answer = engine.ask(items["lookup-01"])
     assert answer.text == "Fennec Systems [1]." and answer.citations[0].n == 1
