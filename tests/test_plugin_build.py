@@ -178,3 +178,24 @@ def test_an_interrupted_write_keeps_the_previous_artifact(example_site, tmp_path
         writer.write_artifact(document, b"\x00" * (388 * document["vectors"]["count"]), folder)
     assert (folder / "site-knowledge.json").read_bytes() == before
     load_artifact(folder)
+
+
+def test_default_mkdocs_theme_site(tmp_path):
+    docs = tmp_path / "docs"
+    (docs / "drafts").mkdir(parents=True)
+    (docs / "index.md").write_text("# Home\n\nThe tram clock shows arrivals.\n", encoding="utf-8")
+    (docs / "guide.md").write_text("# Guide\n\n## Setup\n\nRun the installer, then restart.\n",
+                                   encoding="utf-8")
+    (docs / "private.md").write_text("---\nsite_knowledge: false\n---\n# Private\n\nZEBRA-99\n",
+                                     encoding="utf-8")
+    (docs / "drafts" / "wip.md").write_text("# WIP\n\nPELICAN-12\n", encoding="utf-8")
+    (tmp_path / "mkdocs.yml").write_text(
+        "site_name: Plain\ntheme: mkdocs\ndraft_docs: |\n  drafts/\n"
+        "plugins:\n  - search\n  - site-knowledge\n", encoding="utf-8")
+    site = build_site(tmp_path / "mkdocs.yml", tmp_path / "site")
+    text = site.artifact_path.read_text(encoding="utf-8")
+    assert "tram clock" in text and "installer" in text
+    assert "ZEBRA-99" not in text and "PELICAN-12" not in text
+    assert {s["path"] for s in site.artifact["sources"]} == {"index.md", "guide.md"}
+    assert "site-knowledge-config" in (site.site_dir / "guide" / "index.html").read_text("utf-8")
+    assert "site-knowledge-config" not in (site.site_dir / "private" / "index.html").read_text("utf-8")
