@@ -143,14 +143,18 @@ class LogRecorder(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         self.lines.append(self.format(record))
 
+    LOGGERS = ("site_knowledge", "uvicorn", "uvicorn.error", "uvicorn.access", "httpx")
+
     def __enter__(self) -> LogRecorder:
-        root = logging.getLogger()
-        self._level = root.level
-        root.setLevel(logging.DEBUG)
-        root.addHandler(self)
+        self._levels = {}
+        for name in self.LOGGERS:
+            logger = logging.getLogger(name)
+            self._levels[name] = logger.level
+            logger.setLevel(logging.DEBUG)
+        logging.getLogger().addHandler(self)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        root = logging.getLogger()
-        root.removeHandler(self)
-        root.setLevel(self._level)
+        logging.getLogger().removeHandler(self)
+        for name, level in self._levels.items():
+            logging.getLogger(name).setLevel(level)

@@ -48,7 +48,8 @@ def test_page_view_costs_only_the_launcher(example_site: Path) -> None:
     assert "site-knowledge.json" in opened
     assert "model.onnx" in opened
     assert "ort-wasm-simd-threaded.wasm" in opened
-    assert not any(name.endswith(".gguf") for name in opened), "a model loaded with a gateway up"
+    later = {r["path"].rsplit("/", 1)[-1] for r in result["later"]}
+    assert not any(n.endswith((".gguf", "wllama.wasm")) for n in later), "model loaded, gateway up"
 
 
 def test_off_topic_is_refused_without_engine_or_request(example_site: Path) -> None:

@@ -33,7 +33,9 @@ function boxText(page) {
 const scenarios = {
   /** What a page view costs before the box opens, and what opening it costs. */
   async page_cost() {
+    const stub = await startStubGateway();
     return withSite(async ({ server, session, page }) => {
+      await override(page, { gateways: [stub.base + "ok/"] });
       await page.goto(server.url, { waitUntil: "networkidle" });
       const before = server.served.slice();
       const t0 = Date.now();
@@ -41,8 +43,10 @@ const scenarios = {
       const openMs = Date.now() - t0;
       const onOpen = server.served.slice(before.length);
       const launcher = await page.locator(".skn-launch").count();
-      return { before, onOpen, openMs, launcher, offsite: session.offsite, errors: session.consoleErrors };
-    });
+      await page.waitForTimeout(1000);
+      const later = server.served.slice(before.length);
+      return { before, onOpen, later, openMs, launcher, offsite: session.offsite, errors: session.consoleErrors };
+    }).finally(() => stub.close());
   },
 
   /** An off-topic question: refused by the gate, no engine called, no request made. */
