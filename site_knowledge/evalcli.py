@@ -88,6 +88,7 @@ def register(subparsers: Any) -> None:
         help="engines the browser box may use, comma-separated (default: wllama)",
     )
     p.add_argument("--label", help="report label (default: engine or questions file)")
+    p.add_argument("--note", default="", help="free text recorded in the report's configuration")
     p.add_argument("--out", type=Path, help="report folder (default: evals/reports)")
     p.add_argument("--no-write", action="store_true", help="print the summary only")
     p.set_defaults(handler=run)
@@ -172,7 +173,7 @@ def _battery(args: argparse.Namespace, out: Path) -> int:
     )
     label = args.label or args.engine
     stem = report.slug(f"battery-{battery.version}-{label}-{time.strftime('%Y-%m-%d')}")
-    configuration = {"engine": info, "only": args.only, "judge": args.judge}
+    configuration = {"engine": info, "only": args.only, "judge": args.judge, "note": args.note}
     started = time.perf_counter()
     done: list[Any] = []
 
