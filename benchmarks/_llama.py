@@ -51,7 +51,8 @@ def start(slots: int, cache_ram_mib: int, threads: int, extra: tuple[str, ...] =
         raise SystemExit("llama-server not found: run scripts/setup_llama.sh")
     spec = LlamaSpec(binary=binary, model=default_model(), port=free_port(), slots=slots,
                      threads=threads, cache_ram_mib=cache_ram_mib, extra=extra)
-    server = LlamaServer(spec, DEFAULT_MODEL_SHA256)
+    log = Path(tempfile.gettempdir()) / f"sk-bench-llama-{spec.port}.log"
+    server = LlamaServer(spec, DEFAULT_MODEL_SHA256, log=log.open("wb"))
     server.start()
     return server
 

@@ -119,7 +119,7 @@ def run_config(index: KnowledgeIndex, name: str, slots: int, cache_ram: int, thr
     }
     prefix: dict[str, int] = {}
     try:
-        with httpx.Client(timeout=600) as client:
+        with httpx.Client(timeout=600, limits=httpx.Limits(max_keepalive_connections=0)) as client:
             url = server.spec.url
             for question in QUESTIONS[:scenarios]:
                 for slot in sorted({route_slot, answer_slot}):

@@ -31,7 +31,7 @@ def measure(slots: int, threads: int, cache_ram: int) -> dict[str, float]:
         assert server.process is not None
         pid = server.process.pid
         idle = status_kib(pid, "VmRSS")
-        with httpx.Client(timeout=600) as client:
+        with httpx.Client(timeout=600, limits=httpx.Limits(max_keepalive_connections=0)) as client:
             for slot in range(slots):
                 chat(client, server.spec.url, {
                     "id_slot": slot, "cache_prompt": True, "max_tokens": 8,
