@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -24,6 +25,9 @@ from site_knowledge.gateway.supervisor import (
 )
 
 REPO = Path(__file__).resolve().parents[1]
+
+# A terminated benchmark still runs its ``finally`` blocks, which stop llama-server.
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
 
 def built_site(site: str | None) -> Path:
