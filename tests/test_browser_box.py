@@ -94,7 +94,8 @@ def test_gateway_contract_stream_queue_429_interruption(example_site: Path) -> N
     late = out["late"]
     assert "could not answer (upstream_unavailable)" in late["text"]
     assert "WebGPU" in late["text"]
-    assert late["answer"]["engine"] == "wllama"
+    assert late["answer"]["engine"] == "search"
+    assert "Answered by search only" in late["text"]
 
 
 def test_followup_memory_forget_and_instant_navigation(example_site: Path) -> None:

@@ -36,7 +36,8 @@ class BrowserOptions:
         engines: engine order; any of ``gateway``, ``webllm``, ``wllama``, ``search``.
         webllm_model: MLC model id used when the WebGPU adapter has ``shader-f16``.
         webllm_model_f32: MLC model id used otherwise.
-        webllm_url: base URL where the MLC weights (``{url}/{model_id}/resolve/main/...``) and
+        webllm_url: base URL (absolute, or relative to the site root) where the MLC weights
+            (``{url}/{model_id}/resolve/main/...``, the Hugging Face repository's layout) and
             model library (``{url}/{model_id}-webgpu.wasm``) are self-hosted; None means not
             hosted, so WebLLM is skipped unless ``cdn`` is true.
         wllama_model: GGUF path under ``vendor/`` (default: the vendored SmolLM2-135M Q8_0,

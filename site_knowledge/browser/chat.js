@@ -220,6 +220,9 @@ class ChatBox {
         this.meta = init.meta;
         return init;
       });
+    this.loading.catch(() => {
+      this.loading = null;
+    });
     return this.loading;
   }
 
@@ -271,7 +274,7 @@ class ChatBox {
       system: this.meta.prompt.system,
       meta: this.meta,
       progress: (what, loaded, total) => this.progress(what, loaded, total),
-      answerTokens: this.meta.prompt.budgets.browser.answer_tokens,
+      answerTokens: this.config.answer_tokens || this.meta.prompt.budgets.browser.answer_tokens,
       ...extra,
     };
   }
@@ -315,7 +318,14 @@ class ChatBox {
     }
     const started = performance.now();
     const query = retrievalQuery(question, this.history, this.meta.retrieval.followup_turns);
-    const found = await this.search(query);
+    let found;
+    try {
+      found = await this.search(query);
+    } catch (error) {
+      const text = `The search failed (${error.message}).`;
+      view.finish({ text, citations: [], by: null });
+      return { text, citations: [], engine: "none", refused: false, error: true };
+    }
     this.stats.lastQuery = query;
     if (!found.gate.answerable) {
       const text = this.meta.prompt.refusal;

@@ -107,7 +107,7 @@ export async function serveStatic(root) {
       return res.writeHead(200, { "content-type": "application/xml" }).end(body);
     }
     const size = fs.statSync(file).size;
-    served.push({ path: pathname, bytes: size });
+    served.push({ path: pathname, bytes: req.method === "HEAD" ? 0 : size, method: req.method });
     res.writeHead(200, {
       "content-type": TYPES[path.extname(file)] || "application/octet-stream",
       "content-length": size,

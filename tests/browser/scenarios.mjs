@@ -83,7 +83,8 @@ const scenarios = {
   async wllama() {
     const down = await closedPort();
     return withSite(async ({ server, session, page }) => {
-      await override(page, { gateways: [down] });
+      // A short answer keeps the test quick; the model, prompt and stream are the real ones.
+      await override(page, { gateways: [down], answer_tokens: 64 });
       await page.goto(server.url);
       await openBox(page);
       const question = arg || "What is this site about?";
@@ -102,7 +103,9 @@ scenarios.gateway_stub = async function gatewayStub() {
   try {
     for (const mode of ["ok", "queued", "busy", "cut", "late"]) {
       out[mode] = await withSite(async ({ server, session, page }) => {
-        await override(page, { gateways: [stub.base + mode + "/"] });
+        // "late" falls back; search only keeps it quick (tests/test_browser_box.py runs wllama).
+        const engines = mode === "late" ? ["gateway", "webllm", "search"] : undefined;
+        await override(page, { gateways: [stub.base + mode + "/"], ...(engines ? { engines } : {}) });
         await page.goto(server.url);
         await openBox(page);
         await page.evaluate(() => {

@@ -23,7 +23,7 @@ export function probeWebGPU() {
 function webllmAppConfig(config, modelId, f16) {
   const base = config.webllm.url;
   if (!base) return undefined;
-  const root = base.endsWith("/") ? base : base + "/";
+  const root = new URL(base.endsWith("/") ? base : base + "/", config.root).href;
   return {
     model_list: [
       {
