@@ -73,7 +73,7 @@ def latency(results: Sequence[tuple[Item, Answer, Score]]) -> dict[str, float]:
 
 def document(
     battery: Battery,
-    engine: Engine,
+    engine: str,
     site: SiteIndex | None,
     results: Sequence[tuple[Item, Answer, Score]],
     *,
@@ -103,7 +103,7 @@ def document(
             "site": site.site_url if site else None,
         },
         "model": model,
-        "engine": engine.name,
+        "engine": engine,
         "configuration": configuration,
         "summary": summary(results),
         "lost_points": lost,
@@ -123,6 +123,7 @@ def document(
                 "answer": answer.text,
                 "citations": [asdict(c) for c in answer.citations],
                 "refused": s.refused,
+                "engine_refused": answer.refused,
                 "finish_reason": answer.finish_reason,
                 "error": answer.error,
                 "latency_ms": round(answer.latency_ms, 1),
@@ -198,6 +199,25 @@ def judge(url: str, item: Item, answer: Answer, timeout: float = 120.0) -> dict[
         }
     except Exception as exc:
         return {"error": f"{type(exc).__name__}: {exc}"[:300]}
+
+
+def stored_answers(doc: dict[str, Any]) -> dict[str, Answer]:
+    """The answers a battery report recorded, by item id (to re-score without re-asking)."""
+    from evals.scorer import Citation
+
+    out: dict[str, Answer] = {}
+    for q in doc["questions"]:
+        refused = q.get("engine_refused")
+        out[q["id"]] = Answer(
+            q.get("answer") or "",
+            citations=[Citation(int(c["n"]), c["url"], c.get("title", "")) for c in q["citations"]],
+            refused=(q.get("finish_reason") == "refused") if refused is None else refused,
+            finish_reason=q.get("finish_reason") or "",
+            error=q.get("error") or "",
+            latency_ms=float(q.get("latency_ms") or 0.0),
+            first_token_ms=q.get("first_token_ms"),
+        )
+    return out
 
 
 def model_identity(path: Path | None, name: str | None, sha256: str | None) -> dict[str, Any]:

@@ -111,6 +111,25 @@ def first_match(alternatives: tuple[str, ...], text: str) -> str | None:
     return next((a for a in alternatives if matches(a, text)), None)
 
 
+def matched_text(alternative: str, text: str) -> str:
+    """The span of normalised text an alternative matched (for notes)."""
+    if alternative.startswith("re:"):
+        found = re.search(alternative[3:], text, re.IGNORECASE)
+    else:
+        phrase = re.escape(normalise(alternative)).replace(r"\ ", r"\s+")
+        found = re.search(rf"(?<!\w){phrase}(?!\w)", text)
+    return found.group(0) if found else alternative
+
+
+def label(alternatives: tuple[str, ...]) -> str:
+    """A short name for a fact in notes: its first alternative, a regex abbreviated."""
+    first = alternatives[0]
+    if first.startswith("re:"):
+        first = first[3:]
+        return first if len(first) <= 48 else first[:47] + "…"
+    return first
+
+
 def is_refusal(answer: Answer, refusal_text: str = "") -> bool:
     """True when the engine flagged a refusal or the text reads as one."""
     if answer.refused or answer.finish_reason == "refused":
@@ -197,7 +216,7 @@ def score_answer(item: Item, answer: Answer, site: SiteIndex | None = None) -> S
             notes.append("-2 answered a question that must be refused")
         if missing:
             lost += 1
-            notes.append(f"-1 missing: {[f[0] for f in missing]}")
+            notes.append(f"-1 missing: {[label(f) for f in missing]}")
     elif refused and not item.may_refuse:
         lost += 3
         notes.append("-3 refused an answerable question")
@@ -205,9 +224,11 @@ def score_answer(item: Item, answer: Answer, site: SiteIndex | None = None) -> S
         share = len(missing) / len(item.facts)
         cost = min(2, math.ceil(2 * share))
         lost += cost
-        notes.append(f"-{cost} missing facts ({len(missing)}/{len(item.facts)}): {[f[0] for f in missing]}")
+        notes.append(
+            f"-{cost} missing facts ({len(missing)}/{len(item.facts)}): {[label(f) for f in missing]}"
+        )
 
-    claims = [hit for f in item.forbidden if (hit := first_match(f, text)) is not None]
+    claims = [matched_text(hit, text) for f in item.forbidden if (hit := first_match(f, text)) is not None]
     if claims:
         lost += 2
         notes.append(f"-2 forbidden claim: {claims}")

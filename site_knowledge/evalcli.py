@@ -56,6 +56,12 @@ def register(subparsers: Any) -> None:
         help="run the retrieval eval on a built site or artifact",
     )
     what.add_argument(
+        "--rescore",
+        type=Path,
+        metavar="REPORT.json",
+        help="score a battery report's stored answers again (current battery and scorer)",
+    )
+    what.add_argument(
         "--compare",
         type=Path,
         nargs=2,
@@ -106,6 +112,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.retrieval:
         return _retrieval(args, out)
+    if args.rescore:
+        return _rescore(args, out)
     return _battery(args, out)
 
 
@@ -180,7 +188,7 @@ def _battery(args: argparse.Namespace, out: Path) -> int:
     def build(judged: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
         return battery_run.document(
             battery,
-            engine,
+            engine.name,
             site,
             done,
             label=label,
@@ -214,5 +222,46 @@ def _battery(args: argparse.Namespace, out: Path) -> int:
         print(f"  {category:16s} {v['score']}/{v['max_score']}")
     if not args.no_write:
         for path in report.write(doc, out, stem):
+            print(f"wrote {path}")
+    return 0
+
+
+def _rescore(args: argparse.Namespace, out: Path) -> int:
+    from evals import battery_run, report
+    from evals.artifact import SiteIndex
+    from evals.dataset import load_battery
+    from evals.scorer import score_answer
+
+    old = report.load(args.rescore)
+    battery = load_battery(args.battery)
+    site_path = args.site or (Path(old["artifact"]["path"]) if old["artifact"].get("path") else None)
+    site = SiteIndex.load(site_path) if site_path else None
+    if site is not None and old["artifact"].get("sha256") not in (None, site.sha256):
+        print(f"warning: {site.path} is not the artifact the answers came from", file=sys.stderr)
+    answers = battery_run.stored_answers(old)
+    results = [
+        (item, answers[item.id], score_answer(item, answers[item.id], site))
+        for item in battery.items
+        if item.id in answers
+    ]
+
+    configuration = {**old["configuration"], "rescored_from": args.rescore.name}
+    doc = battery_run.document(
+        battery,
+        str(old["engine"]),
+        site,
+        results,
+        label=old["label"],
+        model=old["model"],
+        configuration=configuration,
+        wall_s=float(old.get("wall_s", 0.0)),
+        planned=old.get("planned"),
+    )
+    doc["date"] = old["date"]
+    doc["rescored_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    s = doc["summary"]
+    print(f"score {s['score']}/{s['max_score']} ({s['percent']:.1f}%), was {old['summary']['score']}")
+    if not args.no_write:
+        for path in report.write(doc, out, args.rescore.stem):
             print(f"wrote {path}")
     return 0

@@ -107,7 +107,14 @@ def test_gateway_battery_run_and_reports(tmp_path: Path) -> None:
     info = engine.info()
     model = battery_run.model_identity(None, info["healthz"]["model"], info["healthz"]["model_sha256"])
     doc = battery_run.document(
-        battery, engine, SITE, results, label="fake", model=model, configuration={"engine": info}, wall_s=1.0
+        battery,
+        engine.name,
+        SITE,
+        results,
+        label="fake",
+        model=model,
+        configuration={"engine": info},
+        wall_s=1.0,
     )
     assert doc["summary"]["score"] == 8 and doc["summary"]["max_score"] == 12
     assert doc["summary"]["by_category"]["lookup"] == {"n": 2, "score": 3, "max_score": 6, "percent": 50.0}
@@ -129,3 +136,19 @@ def test_gateway_battery_run_and_reports(tmp_path: Path) -> None:
     table = report.compare(doc, worse)
     assert "| total | 8.000 | 5.000 | -3.000 |" in table
     assert "lookup-1" in table
+
+
+def test_stored_answers_rescore_to_the_same_scores(tmp_path: Path) -> None:
+    from evals.scorer import score_answer
+
+    engine = GatewayEngine("http://gw", token="s3cret", transport=httpx.MockTransport(_handler))
+    battery = Battery("v-test", tmp_path / "v-test.jsonl", ITEMS)
+    battery.path.write_text("{}\n")
+    results = battery_run.run(battery, engine, SITE)
+    doc = battery_run.document(
+        battery, engine.name, SITE, results, label="x", model={}, configuration={}, wall_s=0.0
+    )
+    stored = battery_run.stored_answers(json.loads(json.dumps(doc)))
+    for item, _, score in results:
+        again = score_answer(item, stored[item.id], SITE)
+        assert (again.score, again.notes) == (score.score, score.notes), item.id

@@ -85,7 +85,7 @@ def test_fabricated_answer_loses_points_with_notes() -> None:
     assert score.score == 0
     joined = " | ".join(score.notes)
     assert "-2 missing facts" in joined
-    assert "-2 forbidden claim" in joined and "Contoso" in joined
+    assert "-2 forbidden claim: ['contoso']" in joined
     assert "-1 URL not on the site" in joined
     assert "[2]" not in joined or "no source" in joined
     assert "citation markers with no source: [2]" in joined
@@ -129,7 +129,7 @@ def test_must_refuse() -> None:
     assert bad.score == 0
     assert bad.notes == [
         "-2 answered a question that must be refused",
-        "-2 forbidden claim: ['Lima']",
+        "-2 forbidden claim: ['lima']",
     ]
     vague = score_answer(OFF_TOPIC, Answer("Peru is a country in South America."), SITE)
     assert vague.score == 1
