@@ -87,9 +87,24 @@ class GatewayEngine:
             health: dict[str, Any] = response.json()
         except Exception as exc:
             health = {"error": repr(exc)}
-        return {"url": self.url, "healthz": health}
+        return {"url": self.url, "healthz": health, "rate_limit_wait_s": self.waited_s}
+
+    MAX_RETRIES = 20
 
     def ask(self, item: Item) -> Answer:
+        """One answer; a 429 (rate limit, full queue) is waited out as ``Retry-After`` says,
+        since it says nothing about the model, and the wait is not counted as latency."""
+        for _ in range(self.MAX_RETRIES):
+            answer, retry_after = self._ask_once(item)
+            if retry_after is None:
+                return answer
+            self.waited_s += retry_after
+            time.sleep(retry_after)
+        return answer
+
+    waited_s = 0.0
+
+    def _ask_once(self, item: Item) -> tuple[Answer, float | None]:
         """Stream one answer; EOF without a terminal event is an error."""
         body = {"question": item.question, "history": _history(item)}
         started = time.perf_counter()
@@ -99,10 +114,13 @@ class GatewayEngine:
         answer = Answer("")
         try:
             with self.client.stream("POST", f"{self.url}/api/ask", json=body) as response:
+                if response.status_code == 429:
+                    response.read()
+                    return answer, float(response.headers.get("retry-after") or 5)
                 if response.status_code != 200:
                     response.read()
                     answer.error = f"HTTP {response.status_code}: {response.text[:200]}"
-                    return answer
+                    return answer, None
                 terminal = False
                 for event in sse_events(response.iter_lines()):
                     if "sources" in event:
@@ -134,7 +152,7 @@ class GatewayEngine:
         answer.first_token_ms = first
         if not answer.citations and sources:
             answer.citations = _cited_sources(answer.text, sources)
-        return answer
+        return answer, None
 
 
 def _cited_sources(text: str, sources: list[dict[str, Any]]) -> list[Citation]:

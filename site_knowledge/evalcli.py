@@ -181,7 +181,12 @@ def _battery(args: argparse.Namespace, out: Path) -> int:
     )
     label = args.label or args.engine
     stem = report.slug(f"battery-{battery.version}-{label}-{time.strftime('%Y-%m-%d')}")
-    configuration = {"engine": info, "only": args.only, "judge": args.judge, "note": args.note}
+    configuration: dict[str, Any] = {
+        "engine": info,
+        "only": args.only,
+        "judge": args.judge,
+        "note": args.note,
+    }
     started = time.perf_counter()
     done: list[Any] = []
 
@@ -207,6 +212,7 @@ def _battery(args: argparse.Namespace, out: Path) -> int:
 
     battery_run.run(battery, engine, site, items, progress)
     wall = time.perf_counter() - started
+    configuration["rate_limit_wait_s"] = round(float(getattr(engine, "waited_s", 0.0)), 1)
     if hasattr(engine, "close"):
         engine.close()
     judged = (

@@ -38,6 +38,9 @@ ITEMS = (
 )
 
 
+LIMITED: list[bool] = []
+
+
 def _sse(*events: object, comment: bool = True) -> bytes:
     parts = [": heartbeat\n\n"] if comment else []
     parts += [f"data: {json.dumps(e)}\n\n" for e in events]
@@ -50,6 +53,9 @@ def _handler(request: httpx.Request) -> httpx.Response:
     body = json.loads(request.content)
     assert request.headers["authorization"] == "Bearer s3cret"
     question = body["question"]
+    if question.startswith("Capital") and not LIMITED:
+        LIMITED.append(True)
+        return httpx.Response(429, json={"error": {"code": "rate_limited"}}, headers={"Retry-After": "0"})
     if question.startswith("Where"):
         stream = _sse(
             {"queued": {"position": 1}},
@@ -98,7 +104,7 @@ def test_gateway_battery_run_and_reports(tmp_path: Path) -> None:
     assert score.score == 2 and "no citation" in score.notes[0]
 
     answer, score = by_id["refuse-1"]
-    assert answer.refused and score.score == 3
+    assert answer.refused and score.score == 3 and LIMITED  # a 429 was waited out, not scored
 
     answer, score = by_id["lookup-2"]
     assert answer.error == "stream ended without a terminal event"
