@@ -49,12 +49,14 @@ def free_port() -> int:
         return port
 
 
-def start(slots: int, cache_ram_mib: int, threads: int, extra: tuple[str, ...] = ()) -> LlamaServer:
+def start(slots: int, cache_ram_mib: int, threads: int, extra: tuple[str, ...] = (),
+          cache_reuse: int = 256) -> LlamaServer:
     binary = find_llama_server()
     if binary is None:
         raise SystemExit("llama-server not found: run scripts/setup_llama.sh")
     spec = LlamaSpec(binary=binary, model=default_model(), port=free_port(), slots=slots,
-                     threads=threads, cache_ram_mib=cache_ram_mib, extra=extra)
+                     threads=threads, cache_ram_mib=cache_ram_mib, cache_reuse=cache_reuse,
+                     extra=extra)
     log = Path(tempfile.gettempdir()) / f"sk-bench-llama-{spec.port}.log"
     server = LlamaServer(spec, DEFAULT_MODEL_SHA256, log=log.open("wb"))
     server.start()

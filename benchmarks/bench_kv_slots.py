@@ -154,7 +154,7 @@ def run_config(index: KnowledgeIndex, name: str, slots: int, cache_ram: int, thr
     return summary
 
 
-def conversation(site: Path, threads: int) -> list[dict[str, Any]]:
+def conversation(site: Path, threads: int, cache_reuse: int) -> list[dict[str, Any]]:
     """Seven turns through the real gateway; the cached share of each turn's prompt."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
     from gateway_fixtures import ThreadedServer, ask, metrics
@@ -163,7 +163,7 @@ def conversation(site: Path, threads: int) -> list[dict[str, Any]]:
     from site_knowledge.gateway.config import GatewayConfig
 
     index = load_index(site)
-    server = start(slots=3, cache_ram_mib=1024, threads=threads)
+    server = start(slots=3, cache_ram_mib=1024, threads=threads, cache_reuse=cache_reuse)
     rows = []
     try:
         config = GatewayConfig(upstreams=(server.spec.url,))
@@ -194,19 +194,25 @@ def main() -> None:
     parser.add_argument("--answer-tokens", type=int, default=64)
     parser.add_argument("--configs", default="one-off,one-on,three-off,three-on")
     parser.add_argument("--skip-conversation", action="store_true")
+    parser.add_argument("--cache-reuse", default="0,256",
+                        help="--cache-reuse values for the conversation (comma-separated)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     site = built_site(args.site)
     index = load_index(site)
     configs = {"one-off": (1, 0), "one-on": (1, 1024), "three-off": (3, 0), "three-on": (3, 1024)}
     started = time.time()
+    names = [n for n in args.configs.split(",") if n and n != "none"]
     results = [run_config(index, name, *configs[name], args.threads, args.scenarios,
-                          args.answer_tokens) for name in args.configs.split(",")]
+                          args.answer_tokens) for name in names]
     report: dict[str, Any] = {"model": "SmolLM2-135M-Instruct Q4_1", "threads": args.threads,
                               "scenarios": args.scenarios, "answer_tokens": args.answer_tokens,
                               "configs": results}
     if not args.skip_conversation:
-        report["conversation"] = conversation(site, args.threads)
+        report["conversation"] = {
+            f"cache_reuse_{n}": conversation(site, args.threads, n)
+            for n in (int(v) for v in args.cache_reuse.split(","))
+        }
     report["seconds"] = round(time.time() - started)
     text = json.dumps(report, indent=2)
     print(text)

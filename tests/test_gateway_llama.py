@@ -221,7 +221,7 @@ def test_twelve_concurrent_requests_one_generates_ten_queue_one_refused(gateway)
         assert end["upstream"]["requests"] == start["upstream"]["requests"] + 2
 
     asyncio.run(scenario())
-    snap = metrics(gateway)
+    snap = asyncio.run(_metrics_until(gateway, lambda m: m["queue"]["active"] == 0))
     assert snap["queue"]["waiting"] == 0 and snap["queue"]["active"] == 0
 
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator
 from contextlib import aclosing, asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
@@ -49,6 +50,7 @@ class Gateway:
     limiter: RateLimiter
     budgets: prompt.Budgets
     model_sha256: str | None = None
+    background: set[asyncio.Task[None]] = field(default_factory=set)
     _ready: tuple[float, bool] = (0.0, False)
 
     @property
@@ -112,6 +114,7 @@ async def _answer(
     first_token: float | None = None
     finish: Finish | None = None
     prompt_tokens: int | None = None
+    primer: tuple[int, list[dict[str, str]]] | None = None
     try:
         if not ticket.active:
             try:
@@ -138,11 +141,13 @@ async def _answer(
             "chat_template_kwargs": {"enable_thinking": False},
         }
         answer = ""
+        url_index = 0
         metrics.upstream_requests += 1
         async with aclosing(gateway.upstream.chat(payload)) as stream:
             async for item in stream:
                 if isinstance(item, Started):
                     metrics.upstream_failovers += item.failovers
+                    url_index = item.url_index
                 elif isinstance(item, Delta):
                     if first_token is None:
                         first_token = time.monotonic()
@@ -152,6 +157,9 @@ async def _answer(
                     finish = item
         assert finish is not None
         outcome = "completed" if finish.reason == "stop" else "truncated"
+        frozen = [*messages[:-1], {"role": "user", "content": ask.question},
+                  {"role": "assistant", "content": prompt.strip_citations(answer)}]
+        primer = (url_index, frozen)
         yield event({
             "done": True,
             "finish_reason": finish.reason,
@@ -170,7 +178,13 @@ async def _answer(
                                "message": "The question does not fit the model's context."}})
     finally:
         was_waiting = not ticket.active and ticket.granted_at is None
-        ticket.release()
+        if primer is not None and outcome in ("completed", "truncated") \
+                and gateway.queue.depth == 0:
+            task = asyncio.get_running_loop().create_task(_prime(gateway, ticket, *primer))
+            gateway.background.add(task)
+            task.add_done_callback(gateway.background.discard)
+        else:
+            ticket.release()
         if outcome == "cancelled" and was_waiting:
             metrics.queue_left += 1
         timings = finish.timings if finish else {}
@@ -187,6 +201,18 @@ async def _answer(
             output_tokens=_int(usage.get("completion_tokens") or timings.get("predicted_n")),
             cached_tokens=_int(timings.get("cache_n")),
         ))
+
+
+async def _prime(gateway: Gateway, ticket: Ticket, url_index: int,
+                 frozen: list[dict[str, str]]) -> None:
+    """While nobody waits, put the just-frozen exchange into the answer slot's cache; the
+    model stays reserved until it is done, so the cache is not overwritten meanwhile."""
+    try:
+        await gateway.upstream.prime(url_index, gateway.config.answer_slot, frozen)
+    except Exception:
+        log.debug("priming the answer slot failed")
+    finally:
+        ticket.release()
 
 
 def _number(value: Any) -> float | None:

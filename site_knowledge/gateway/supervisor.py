@@ -48,7 +48,11 @@ def default_model() -> Path:
 
 @dataclass(frozen=True)
 class LlamaSpec:
-    """How to run llama-server. ``ctx_per_slot`` × ``slots`` is the ``-c`` total."""
+    """How to run llama-server. ``ctx_per_slot`` × ``slots`` is the ``-c`` total.
+
+    ``cache_reuse`` (KV shifting of cached chunks) keeps the frozen history cached when the
+    four-exchange window slides and the oldest exchange leaves the prompt.
+    """
 
     binary: Path
     model: Path
@@ -58,6 +62,7 @@ class LlamaSpec:
     ctx_per_slot: int = 4096
     threads: int | None = None
     cache_ram_mib: int = 1024
+    cache_reuse: int = 256
     extra: tuple[str, ...] = field(default_factory=tuple)
 
     def command(self) -> list[str]:
@@ -70,6 +75,7 @@ class LlamaSpec:
             "-c", str(self.slots * self.ctx_per_slot),
             "--metrics",
             "--cache-ram", str(self.cache_ram_mib),
+            "--cache-reuse", str(self.cache_reuse),
             "--jinja",
             "--no-webui",
         ]

@@ -121,6 +121,25 @@ class Upstream:
                 continue
         return None
 
+    async def prime(self, url_index: int, slot: int, messages: list[dict[str, str]]) -> None:
+        """Evaluate ``messages`` into ``slot``'s prompt cache without generating.
+
+        Called after an answer with the exchange frozen, so a follow-up finds its whole
+        history cached. Best effort: any failure only costs the cache.
+        """
+        url = self.urls[url_index]
+        templated = await self.client.post(url + "/apply-template", json={
+            "messages": messages, "chat_template_kwargs": {"enable_thinking": False},
+        }, timeout=10.0)
+        templated.raise_for_status()
+        text = templated.json().get("prompt")
+        if not isinstance(text, str):
+            raise httpx.HTTPError("apply-template without prompt")
+        response = await self.client.post(url + "/completion", json={
+            "prompt": text, "n_predict": 0, "id_slot": slot, "cache_prompt": True,
+        }, timeout=60.0)
+        response.raise_for_status()
+
     async def chat(
         self, payload: dict[str, Any]
     ) -> AsyncGenerator[Started | Delta | Finish, None]:
