@@ -11,29 +11,15 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from .policy import Exchange
 
+if TYPE_CHECKING:
+    from site_knowledge.retrieval import Hit
+
 CITATION = re.compile(r"\[(\d{1,3})\]")
 CITATION_STRIP = re.compile(r"[ \t]?\[\d{1,3}\]")
-
-
-class _Source(Protocol):
-    title: str
-
-
-class _Passage(Protocol):
-    heading: str
-    text: str
-    url: str
-
-
-class HitLike(Protocol):
-    @property
-    def passage(self) -> _Passage: ...
-    @property
-    def source(self) -> _Source: ...
 
 
 @dataclass(frozen=True)
@@ -73,7 +59,7 @@ class Budgets:
         return cls(**known)
 
 
-def evidence_from_hits(hits: Sequence[HitLike]) -> list[Evidence]:
+def evidence_from_hits(hits: Sequence[Hit]) -> list[Evidence]:
     return [
         Evidence(i, h.source.title, h.passage.heading or "", h.passage.url, h.passage.text)
         for i, h in enumerate(hits, start=1)
