@@ -57,6 +57,8 @@ class SiteIndex:
     quoted_urls: set[str] = field(default_factory=set)
     """external URLs that the site's own text contains (quoting them is not fabrication)"""
     embedding_model: str = ""
+    passages: int = 0
+    sources: int = 0
 
     @classmethod
     def load(cls, artifact: Path) -> SiteIndex:
@@ -76,6 +78,8 @@ class SiteIndex:
             site_url=str(site.get("url") or ""),
             refusal=str(prompt.get("refusal") or ""),
             embedding_model=str((data.get("embedding") or {}).get("model") or ""),
+            passages=len(data.get("passages", [])),
+            sources=len(data.get("sources", [])),
         )
         for src in data.get("sources", []):
             index.path_of_source[src["id"]] = src.get("path")

@@ -101,6 +101,8 @@ def document(
             "path": str(site.path) if site else None,
             "sha256": site.sha256 if site else None,
             "site": site.site_url if site else None,
+            "passages": site.passages if site else None,
+            "sources": site.sources if site else None,
         },
         "model": model,
         "engine": engine,

@@ -87,7 +87,7 @@ class GatewayEngine:
             health: dict[str, Any] = response.json()
         except Exception as exc:
             health = {"error": repr(exc)}
-        return {"url": self.url, "healthz": health, "rate_limit_wait_s": self.waited_s}
+        return {"url": self.url, "healthz": health}
 
     MAX_RETRIES = 20
 
