@@ -315,7 +315,7 @@ def test_model_sha256_mismatch_refuses_to_start(example_site):
         server.start()
     assert server.process is None
     done = subprocess.run(
-        [sys.executable, "-m", "site_knowledge.gateway.cli", "serve", str(example_site.site_dir),
+        [sys.executable, "-m", "site_knowledge.cli", "serve", str(example_site.site_dir),
          "--model", str(MODEL), "--model-sha256", "0" * 64, "--llama-port", str(spec.port)],
         capture_output=True, text=True, timeout=60,
     )
@@ -326,7 +326,7 @@ def test_model_sha256_mismatch_refuses_to_start(example_site):
 
 def test_serve_runs_the_stack_and_stops_it_on_sigterm(example_site):
     ports = {"--port": free_port(), "--gateway-port": free_port(), "--llama-port": free_port()}
-    args = [sys.executable, "-m", "site_knowledge.gateway.cli", "serve",
+    args = [sys.executable, "-m", "site_knowledge.cli", "serve",
             str(example_site.site_dir), "--threads", "1"]
     for flag, port in ports.items():
         args += [flag, str(port)]

@@ -1,6 +1,6 @@
 """The ``gateway`` and ``serve`` subcommands of ``site-knowledge``.
 
-``register(subparsers)`` adds both to the main parser; each sets ``func`` to a callable
+``register(subparsers)`` adds both to the main parser; each sets ``handler`` to a callable
 taking the parsed namespace and returning an exit status.
 """
 
@@ -33,7 +33,7 @@ def register(subparsers: Any) -> None:
                          help="environment variable holding the bearer token for proxied "
                               f"traffic (default {DEFAULT_TOKEN_ENV})")
     gateway.add_argument("--model-name", default=None, help="model name shown by /healthz")
-    gateway.set_defaults(func=run_gateway)
+    gateway.set_defaults(handler=run_gateway)
 
     serve = subparsers.add_parser(
         "serve", help="run llama-server, the gateway and the built site together",
@@ -51,7 +51,7 @@ def register(subparsers: Any) -> None:
     serve.add_argument("--threads", type=int, default=None, help="llama-server threads")
     serve.add_argument("--cache-ram", type=int, default=1024, metavar="MIB",
                        help="llama-server host prompt cache bound (0 disables)")
-    serve.set_defaults(func=run_serve)
+    serve.set_defaults(handler=run_serve)
 
 
 def run_gateway(args: argparse.Namespace) -> int:
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="site-knowledge")
     register(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(argv)
-    status: int = args.func(args)
+    status: int = args.handler(args)
     return status
 
 
