@@ -4,7 +4,9 @@ never would: malformed events, unknown finish reasons, floods, early EOF)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -62,11 +64,29 @@ class ScriptedUpstream:
     def __init__(self) -> None:
         self.mode = "ok"
         self.requests: list[dict[str, Any]] = []
+        self.primed: list[str] = []
+        self.prime_delay = 0.0
         self.app = Starlette(routes=[
             Route("/health", lambda r: JSONResponse({"status": "ok"})),
             Route("/props", lambda r: JSONResponse({"total_slots": 3})),
             Route("/v1/chat/completions", self.chat, methods=["POST"]),
+            Route("/apply-template", self.template, methods=["POST"]),
+            Route("/completion", self.completion, methods=["POST"]),
         ])
+
+    async def template(self, request: Request) -> Response:
+        messages = (await request.json())["messages"]
+        return JSONResponse({"prompt": "|".join(m["content"] for m in messages)})
+
+    async def completion(self, request: Request) -> Response:
+        body = await request.json()
+        self.primed.append("started")
+        started = time.monotonic()
+        while time.monotonic() - started < self.prime_delay:
+            await asyncio.sleep(0.05)
+        self.primed[-1] = "done"
+        assert body["n_predict"] == 0 and body["id_slot"] == 1 and body["cache_prompt"]
+        return JSONResponse({"content": ""})
 
     async def chat(self, request: Request) -> Response:
         self.requests.append(await request.json())
@@ -301,3 +321,31 @@ def test_all_upstreams_down_is_an_error_event(index):
                                              "message": "No model server is available."}}
         health = httpx.get(server.url + "/healthz")
         assert health.status_code == 503 and health.json()["upstreams"] == [{"index": 0, "ok": False}]
+
+
+def test_idle_answer_slot_is_primed_with_the_frozen_exchange(index, scripted):
+    upstream, url = scripted
+    upstream.mode, upstream.prime_delay, upstream.primed = "ok", 0.0, []
+    config = GatewayConfig(upstreams=(url,), limits=GENEROUS)
+    with ThreadedServer(create_app(index, config)) as server:
+        ask(server.url, ANSWERABLE)
+        deadline = time.monotonic() + 5
+        while upstream.primed != ["done"] and time.monotonic() < deadline:
+            time.sleep(0.02)
+    assert upstream.primed == ["done"]
+
+
+def test_a_new_visitor_cancels_the_primer(index, scripted):
+    upstream, url = scripted
+    upstream.mode, upstream.prime_delay, upstream.primed = "ok", 30.0, []
+    config = GatewayConfig(upstreams=(url,), limits=GENEROUS)
+    with ThreadedServer(create_app(index, config)) as server:
+        ask(server.url, ANSWERABLE)
+        while not upstream.primed:
+            time.sleep(0.02)
+        started = time.monotonic()
+        second = ask(server.url, ANSWERABLE)
+        assert time.monotonic() - started < 10
+        assert second.terminal is not None and second.terminal["done"] is True
+        upstream.prime_delay = 0.0
+    assert upstream.primed[0] == "started"

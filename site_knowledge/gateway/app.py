@@ -205,8 +205,9 @@ async def _answer(
 
 async def _prime(gateway: Gateway, ticket: Ticket, url_index: int,
                  frozen: list[dict[str, str]]) -> None:
-    """While nobody waits, put the just-frozen exchange into the answer slot's cache; the
-    model stays reserved until it is done, so the cache is not overwritten meanwhile."""
+    """While nobody waits, put the just-frozen exchange into the answer slot's cache, so a
+    follow-up finds its whole history cached. The model stays reserved meanwhile (nothing
+    overwrites the slot); a visitor who arrives cancels the primer at once."""
     try:
         await gateway.upstream.prime(url_index, gateway.config.answer_slot, frozen)
     except Exception:
@@ -246,6 +247,9 @@ async def ask(request: Request) -> Response:
             return EventStream(_refused(gateway, started), headers=cors)
         try:
             ticket = gateway.queue.enter()
+            if not ticket.active:
+                for task in gateway.background:
+                    task.cancel()  # a visitor waits: the cache primer gives way at once
         except QueueFull:
             raise Refusal(
                 429, "queue_full", "The model is busy; try again shortly.",
@@ -337,6 +341,8 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         yield
+        for task in list(gateway.background):
+            task.cancel()
         await pool.aclose()
 
     app = Starlette(
