@@ -163,3 +163,15 @@ def test_default_mkdocs_theme(tmp_path: Path) -> None:
     assert cost["launcher"] == 1
     result = scenario("keyboard", site)
     assert result["focused"] == "skn-input"
+
+
+def test_webgpu_detection_and_model_choice(example_site: Path) -> None:
+    """Headless Chromium has navigator.gpu but no adapter; a stand-in adapter checks the rest."""
+    out = scenario("webgpu", example_site, ON_TOPIC)
+    for case in out.values():
+        assert_offline(case)
+        assert case["answer"]["engine"] == "search", "every case ends in search only here"
+        assert "Answered by search only" in case["text"]
+    assert "WebGPU has no usable graphics adapter here" in out["none"]["text"]
+    assert "SmolLM2-360M-Instruct-q4f16_1-MLC, WebLLM) are not hosted" in out["f16_unhosted"]["text"]
+    assert "SmolLM2-360M-Instruct-q4f32_1-MLC, WebLLM) are not hosted" in out["f32_unhosted"]["text"]

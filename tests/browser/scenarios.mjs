@@ -310,5 +310,36 @@ scenarios.real_gateway = async function realGateway() {
   });
 };
 
+/** WebGPU detection and model choice with a stand-in navigator.gpu (headless has no adapter).
+ * WebLLM itself is not loaded here: a stand-in adapter cannot run it. */
+scenarios.webgpu = async function webgpu() {
+  const webllm = (url) => ({
+    model: "SmolLM2-360M-Instruct-q4f16_1-MLC",
+    model_f32: "SmolLM2-360M-Instruct-q4f32_1-MLC",
+    url,
+    n_ctx: 2048,
+  });
+  const cases = {
+    none: { adapter: null, webllm: webllm(null) },
+    f16_unhosted: { adapter: ["shader-f16"], webllm: webllm(null) },
+    f32_unhosted: { adapter: [], webllm: webllm(null) },
+  };
+  const out = {};
+  for (const [name, c] of Object.entries(cases)) {
+    out[name] = await withSite(async ({ server, session, page }) => {
+      await page.addInitScript((features) => {
+        const gpu = { requestAdapter: async () => (features ? { features: new Set(features) } : null) };
+        Object.defineProperty(Navigator.prototype, "gpu", { get: () => gpu, configurable: true });
+      }, c.adapter);
+      await override(page, { engines: ["webllm", "search"], gateways: [], webllm: c.webllm });
+      await page.goto(server.url);
+      await openBox(page);
+      const answer = await page.evaluate((q) => window.siteKnowledge.ask(q), arg || "What is this site about?");
+      return { answer, text: await boxText(page), missing: server.missing, offsite: session.offsite };
+    });
+  }
+  return out;
+};
+
 const result = await scenarios[scenario]();
 console.log(JSON.stringify(result));

@@ -75,7 +75,7 @@ export async function runWebLLM(ctx) {
   const modelId = gpu.f16 ? config.webllm.model : config.webllm.model_f32;
   const appConfig = webllmAppConfig(config, modelId, gpu.f16);
   if (!appConfig && !config.cdn) {
-    view.note("The GPU model's files (WebLLM) are not hosted on this site.");
+    view.note(`The GPU model's files (${modelId}, WebLLM) are not hosted on this site.`);
     return { status: "unavailable" };
   }
   try {
@@ -98,7 +98,7 @@ export async function runWebLLM(ctx) {
     return { ...result, engine: "webllm", by: `${modelId} in this browser (WebLLM, WebGPU)` };
   } catch (error) {
     webllm = null;
-    view.note(`The GPU model (WebLLM) could not start: ${error.message || error}.`);
+    view.note(`The GPU model (${modelId}, WebLLM) could not start: ${(error && error.message) || String(error)}.`);
     return { status: "unavailable" };
   }
 }
@@ -156,7 +156,7 @@ export async function runWllama(ctx) {
   try {
     instance = await loadWllama(ctx);
   } catch (error) {
-    ctx.view.note(`The CPU model (wllama) could not start: ${error.message || error}.`);
+    ctx.view.note(`The CPU model (wllama) could not start: ${(error && error.message) || String(error)}.`);
     return { status: "unavailable" };
   }
   const chunks = await instance.createChatCompletion({
