@@ -12,6 +12,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from site_knowledge import __version__
+from site_knowledge.build import artifact_cache
 from site_knowledge.build.calibrate import calibrate_gate
 from site_knowledge.build.chunking import merge_small_sections, page_sections, source_passages
 from site_knowledge.build.embed_cache import EmbeddingCache
@@ -121,29 +122,49 @@ def compile_knowledge(pages: Sequence[PageInput], ontology_sources: Sequence[Sou
         BuildError: naming the file and the problem; nothing is written then.
     """
     started = time.perf_counter()
+    key = artifact_cache.input_key(__version__, cache.encoder.weights_sha256, pages,
+                                   ontology_sources, prompt, options.site_name, options.site_url,
+                                   options.chunk_size, options.budgets, options.retrieval)
+    memo = artifact_cache.load(cache.directory, key)
+    if memo is not None:
+        document, vectors_blob = memo
+        document["built_at"] = _now()
+        embedded, cache_hits = 0, len(document["passages"])
+    else:
+        document, vectors_blob, embedded = _compile(pages, ontology_sources, prompt, options, cache)
+        cache_hits = len(document["passages"]) - embedded
+        artifact_cache.store(cache.directory, key, document, vectors_blob)
+    artifact_path, artifact_bytes = write_artifact(document, vectors_blob, options.output_dir)
+    return BuildReport(
+        sources=len(document["sources"]), pages=len(pages), passages=len(document["passages"]),
+        embedded=embedded, cache_hits=cache_hits,
+        artifact_bytes=artifact_bytes, vectors_bytes=len(vectors_blob),
+        seconds=time.perf_counter() - started, artifact_path=artifact_path,
+    )
+
+
+def _compile(pages: Sequence[PageInput], ontology_sources: Sequence[Source], prompt: PromptParts,
+             options: BuildOptions, cache: EmbeddingCache) -> tuple[dict[str, Any], bytes, int]:
     reserved = frozenset(source.id for source in ontology_sources)
     sources = [*ontology_sources, *(page_source(page, reserved) for page in pages)]
     _check_sources(sources)
     passages = [p for source in sources for p in source_passages(source, options.chunk_size)]
     titles = {source.id: source.title for source in sources}
     texts = [indexed_text(titles[p.source_id], p.heading, p.text) for p in passages]
-    hits_before, misses_before = cache.hits, cache.misses
+    misses_before = cache.misses
     vectors_blob = quantize(cache.embed(texts, _progress_bar))
-    embedded, cache_hits = cache.misses - misses_before, cache.hits - hits_before
+    embedded = cache.misses - misses_before
     vectors = dequantize(vectors_blob, len(passages), DIMENSION)
     stopwords = frozenset(STOPWORDS)
     gate = calibrate_gate([tokenize(t, stopwords) for t in texts],
                           [p.heading or titles[p.source_id] for p in passages],
                           vectors, stopwords, cache.embed)
     cache.save()
-    document = _document(sources, passages, prompt, options, gate, cache)
-    artifact_path, artifact_bytes = write_artifact(document, vectors_blob, options.output_dir)
-    return BuildReport(
-        sources=len(sources), pages=len(pages), passages=len(passages),
-        embedded=embedded, cache_hits=cache_hits,
-        artifact_bytes=artifact_bytes, vectors_bytes=len(vectors_blob),
-        seconds=time.perf_counter() - started, artifact_path=artifact_path,
-    )
+    return _document(sources, passages, prompt, options, gate, cache), vectors_blob, embedded
+
+
+def _now() -> str:
+    return datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
 def _progress_bar(missing: int, total: int) -> Callable[[int], None]:
@@ -175,7 +196,7 @@ def _document(sources: Sequence[Source], passages: Sequence[Passage], prompt: Pr
     return {
         "schema": "site-knowledge/1",
         "generator": f"mkdocs-site-knowledge {__version__}",
-        "built_at": datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z"),
+        "built_at": _now(),
         "site": {"name": options.site_name, "url": options.site_url},
         "embedding": {
             "model": MODEL_NAME, "weights": WEIGHTS_PACKAGE,

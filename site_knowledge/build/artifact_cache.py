@@ -1,0 +1,61 @@
+"""Whole-build memo: when every input is unchanged, the previous compile result is reused.
+
+A warm ``mkdocs build`` of an unchanged site then costs one hash over the inputs and one
+read, instead of re-chunking every page and re-calibrating the gate.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+KEEP = 8
+PREFIX = "artifact-"
+
+
+def input_key(*parts: Any) -> str:
+    """SHA-256 over JSON renderings of the build inputs (dataclasses included)."""
+    digest = hashlib.sha256()
+    for part in parts:
+        rendered = json.dumps(part, default=_plain, sort_keys=True, ensure_ascii=False)
+        digest.update(rendered.encode("utf-8"))
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "__dataclass_fields__"):
+        return asdict(value)
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError(f"cannot key {type(value).__name__}")
+
+
+def load(cache_dir: Path, key: str) -> tuple[dict[str, Any], bytes] | None:
+    """The memoised document and vectors for ``key``, or None."""
+    base = cache_dir / f"{PREFIX}{key[:32]}"
+    try:
+        document = json.loads(base.with_suffix(".json").read_text(encoding="utf-8"))
+        blob = base.with_suffix(".bin").read_bytes()
+    except (OSError, ValueError):
+        return None
+    os.utime(base.with_suffix(".json"))
+    return document, blob
+
+
+def store(cache_dir: Path, key: str, document: dict[str, Any], blob: bytes) -> None:
+    """Memoise a compile result; keep the most recently used few."""
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    base = cache_dir / f"{PREFIX}{key[:32]}"
+    for suffix, data in ((".bin", blob), (".json", json.dumps(document).encode("utf-8"))):
+        partial = base.with_name(f"{base.name}.{os.getpid()}.tmp")
+        partial.write_bytes(data)
+        partial.replace(base.with_suffix(suffix))
+    entries = sorted(cache_dir.glob(f"{PREFIX}*.json"), key=lambda p: p.stat().st_mtime)
+    for stale in entries[:-KEEP]:
+        stale.unlink(missing_ok=True)
+        stale.with_suffix(".bin").unlink(missing_ok=True)
