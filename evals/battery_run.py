@@ -59,15 +59,16 @@ def summary(results: Sequence[tuple[Item, Answer, Score]]) -> dict[str, Any]:
     }
 
 
-def latency(results: Sequence[tuple[Item, Answer, Score]]) -> dict[str, float]:
-    """Answer and first-token latency percentiles (ms); gate refusals have no first token."""
+def latency(results: Sequence[tuple[Item, Answer, Score]]) -> dict[str, float | None]:
+    """Answer and first-token latency percentiles (ms); None where an engine does not stream
+    (gate refusals have no first token either)."""
     total = [a.latency_ms for _, a, _ in results]
     first = [a.first_token_ms for _, a, _ in results if a.first_token_ms is not None]
-    out: dict[str, float] = {}
+    out: dict[str, float | None] = {}
     for name, values in (("", total), ("first_token_", first)):
         for q in (50, 90, 95):
-            out[f"{name}p{q}"] = round(percentile(values, q), 1)
-        out[f"{name}max"] = round(max(values, default=0.0), 1)
+            out[f"{name}p{q}"] = round(percentile(values, q), 1) if values else None
+        out[f"{name}max"] = round(max(values), 1) if values else None
     return out
 
 

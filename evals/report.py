@@ -27,6 +27,8 @@ def write(document: dict[str, Any], out_dir: Path, stem: str) -> tuple[Path, Pat
 
 
 def _fmt(value: object) -> str:
+    if value is None:
+        return "n/a"
     if isinstance(value, float):
         return f"{value:.3f}"
     return str(value)
@@ -209,7 +211,8 @@ def _metrics(doc: dict[str, Any]) -> dict[str, float]:
         for cat, v in summary["by_category"].items():
             out[f"{cat}"] = float(v["score"])
         for key in ("p50", "p95", "first_token_p50"):
-            out[f"latency {key} ms"] = float(doc["latency_ms"][key])
+            if doc["latency_ms"].get(key) is not None:
+                out[f"latency {key} ms"] = float(doc["latency_ms"][key])
     return out
 
 
@@ -237,6 +240,9 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> str:
     lines += _table(["metric", name_a, name_b, "B − A"], rows)
     if a["kind"] == b["kind"] == "battery":
         qa = {q["id"]: q for q in a["questions"]}
+        shared = [q for q in b["questions"] if q["id"] in qa]
+        same = sum(1 for q in shared if q.get("answer") == qa[q["id"]].get("answer"))
+        lines += ["", f"Identical answer text: {same} of {len(shared)} questions."]
         changed = [
             (q["id"], qa[q["id"]]["score"], q["score"])
             for q in b["questions"]
