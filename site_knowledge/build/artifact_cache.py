@@ -17,9 +17,20 @@ KEEP = 8
 PREFIX = "artifact-"
 
 
+def code_fingerprint() -> str:
+    """SHA-256 of the compiler's and retrieval's own files: a code change is an input change."""
+    package = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256()
+    for path in sorted([*package.glob("build/**/*"), *package.glob("retrieval/**/*"),
+                        package / "embedding.py"]):
+        if path.is_file() and path.suffix in {".py", ".json", ".txt", ".j2"}:
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
 def input_key(*parts: Any) -> str:
     """SHA-256 over JSON renderings of the build inputs (dataclasses included)."""
-    digest = hashlib.sha256()
+    digest = hashlib.sha256(code_fingerprint().encode())
     for part in parts:
         rendered = json.dumps(part, default=_plain, sort_keys=True, ensure_ascii=False)
         digest.update(rendered.encode("utf-8"))

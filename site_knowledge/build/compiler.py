@@ -33,6 +33,7 @@ DEFAULT_RETRIEVAL = {
     "rrf_k": 30, "candidates": 100, "page_candidates": 50,
     "weights": {"bm25": 1.0, "dense": 1.0, "page_bm25": 1.0, "page_dense": 1.0},
     "per_page_cap": 1, "followup_turns": 1,
+    "authority": {"fact": 1.0, "prose": 1.0, "fiction": 0.5},
 }
 NON_ID = re.compile(r"[^a-z0-9]+")
 

@@ -190,7 +190,7 @@ class KnowledgeIndex:
     def _fuse(self, terms: list[str], vector: npt.NDArray[np.float32], bm25_ranks: dict[int, int],
               dense_ranks: dict[int, int], confidence: float) -> dict[int, float]:
         settings = self.artifact["retrieval"]
-        k, weights = settings["rrf_k"], settings["weights"]
+        k, weights, authority = settings["rrf_k"], settings["weights"], settings["authority"]
         page_limit = settings["page_candidates"]
         page_bm25 = rank_map(ranked(self._page_bm25.scores(terms), page_limit, positive_only=True))
         page_dense = rank_map(ranked((self._page_vectors @ vector).astype(np.float64), page_limit))
@@ -204,5 +204,5 @@ class KnowledgeIndex:
                                  (page_dense.get(source), weights["page_dense"])):
                 if rank is not None and weight:
                     score += weight / (k + rank)
-            fused[index] = score
+            fused[index] = score * authority[self.sources[source].authority]
         return fused

@@ -9,17 +9,19 @@ from collections.abc import Collection
 TOKENIZER_VERSION = "sk-words/1"
 WORD = re.compile(r"[^\W_]+")
 
+# English function words; words of time and order ("now", "after", "before", "then",
+# "during", "until", "again", "once") are kept: on a personal site they carry the question.
 STOPWORDS: tuple[str, ...] = (
-    "a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any",
-    "are", "as", "at", "be", "because", "been", "before", "being", "below", "between",
-    "both", "but", "by", "can", "could", "did", "do", "does", "doing", "down", "during",
-    "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her",
+    "a", "about", "above", "against", "all", "am", "an", "and", "any",
+    "are", "as", "at", "be", "because", "been", "being", "below", "between",
+    "both", "but", "by", "can", "could", "did", "do", "does", "doing", "down", "each", "few",
+    "for", "from", "further", "had", "has", "have", "having", "he", "her",
     "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in", "into",
     "is", "it", "its", "itself", "just", "me", "more", "most", "my", "myself", "no", "nor",
-    "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours",
+    "not", "of", "off", "on", "only", "or", "other", "our", "ours",
     "ourselves", "out", "over", "own", "same", "she", "should", "so", "some", "such",
-    "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there",
-    "these", "they", "this", "those", "through", "to", "too", "under", "until", "up",
+    "than", "that", "the", "their", "theirs", "them", "themselves", "there",
+    "these", "they", "this", "those", "through", "to", "too", "under", "up",
     "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom",
     "why", "will", "with", "would", "you", "your", "yours", "yourself", "yourselves",
     "tell", "please", "s", "t", "also", "ever", "much", "many",
