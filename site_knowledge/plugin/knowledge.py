@@ -36,4 +36,6 @@ def browser_options(config: Any) -> BrowserOptions:
     """The chat box's options from the plugin config."""
     from site_knowledge.browser.assets import BrowserOptions
 
-    return BrowserOptions(gateways=list(config.gateways), engines=list(config.engines))
+    return BrowserOptions(gateways=list(config.gateways), engines=list(config.engines),
+                          webllm_url=config.webllm_url, wllama_model=config.wllama_model,
+                          cdn=config.cdn)

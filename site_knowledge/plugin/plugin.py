@@ -57,6 +57,9 @@ class _PluginConfig(base.Config):
                             default=["gateway", "webllm", "wllama", "search"])
     budgets = c.Type(dict, default={})
     chat = c.Type(bool, default=True)
+    webllm_url = c.Optional(c.Type(str))
+    wllama_model = c.Optional(c.Type(str))
+    cdn = c.Type(bool, default=False)
 
 
 def page_opt_out(meta: Mapping[str, Any], part: Literal["index", "chat"]) -> bool:
