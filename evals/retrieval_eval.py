@@ -241,6 +241,25 @@ def findings(summary: dict[str, Any]) -> list[str]:
     return out
 
 
+def hybrid_losses(results: Sequence[QuestionResult]) -> list[str]:
+    """Each question a single mode ranks in the top 4 and hybrid does not: where and why."""
+    out: list[str] = []
+    for r in results:
+        hybrid = r.ranks.get("hybrid")
+        if not r.ranked or (hybrid and hybrid <= 4):
+            continue
+        for mode in ("bm25", "dense"):
+            rank = r.ranks.get(mode)
+            if rank and rank <= 4:
+                out.append(
+                    f"{r.question.id} ({r.question.kind}) {r.question.question!r}: {mode} rank {rank},"
+                    f" hybrid rank {hybrid or '>10'}; hybrid's top 3 {r.top['hybrid'][:3]}"
+                    f" (bm25's top 3 {r.top['bm25'][:3]})"
+                )
+                break
+    return out
+
+
 def question_records(results: Sequence[QuestionResult]) -> list[dict[str, Any]]:
     """One object per question, score 1 when the gate decided right and (for questions with
     expected pages) hybrid ranked one of them in the top 4; a note per miss in any mode."""
@@ -338,7 +357,7 @@ def report(
             "tokenizer": artifact.get("lexical", {}).get("tokenizer"),
         },
         "summary": summary,
-        "findings": findings(summary),
+        "findings": findings(summary) + hybrid_losses(results),
         "diagnostics": {"weight_variants": diagnostics or {}},
         "latency_ms": summary["modes"]["hybrid"]["latency_ms"],
         "questions": question_records(results),
