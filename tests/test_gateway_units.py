@@ -168,3 +168,24 @@ def test_model_verification(tmp_path):
     import hashlib
 
     assert verify_model(model, hashlib.sha256(b"GGUF").hexdigest())
+
+
+def test_token_counter_learns_a_bound_and_skips_only_clear_cases():
+    calls: list[int] = []
+
+    async def exact(messages: list[dict[str, str]]) -> int:
+        calls.append(1)
+        return sum(len(m["content"]) for m in messages) // 4
+
+    async def scenario() -> None:
+        counter = prompt.TokenCounter(exact, limit=1000)
+        small = [{"role": "user", "content": "x" * 400}]
+        assert await counter(small) == 100 and len(calls) == 1
+        assert await counter(small) is not None and len(calls) == 1  # skipped: clearly fits
+        near = [{"role": "user", "content": "x" * 3000}]
+        assert await counter(near) == 750 and len(calls) == 2  # near the limit: counted
+        unicode = [{"role": "user", "content": "é" * 10}]
+        await counter(unicode)
+        assert len(calls) == 3  # non-ASCII: always counted
+
+    asyncio.run(scenario())

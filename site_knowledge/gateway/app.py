@@ -49,6 +49,7 @@ class Gateway:
     metrics: Metrics
     limiter: RateLimiter
     budgets: prompt.Budgets
+    counter: prompt.TokenCounter
     model_sha256: str | None = None
     background: set[asyncio.Task[None]] = field(default_factory=set)
     _ready: tuple[float, bool] = (0.0, False)
@@ -129,7 +130,7 @@ async def _answer(
         evidence = prompt.evidence_from_hits(hits)
         messages, evidence, prompt_tokens = await prompt.assemble(
             gateway.system, ask.history, evidence, ask.question, gateway.budgets,
-            gateway.upstream.count_tokens,
+            gateway.counter,
         )
         yield event({"sources": [e.public() for e in evidence]})
         payload = {
@@ -327,6 +328,7 @@ def create_app(
     """
     limits = config.limits
     pool = upstream or Upstream(config.upstreams, limits)
+    budgets = prompt.Budgets.from_artifact(index.artifact)
     gateway = Gateway(
         index=index,
         config=config,
@@ -334,7 +336,9 @@ def create_app(
         queue=AdmissionQueue(limits.queue_waiters),
         metrics=Metrics(),
         limiter=RateLimiter(limits.visitor_requests_per_minute, limits.global_requests_per_minute),
-        budgets=prompt.Budgets.from_artifact(index.artifact),
+        budgets=budgets,
+        counter=prompt.TokenCounter(pool.count_tokens,
+                                    budgets.context_tokens - budgets.answer_tokens),
         model_sha256=model_sha256,
     )
 

@@ -118,6 +118,36 @@ def by_characters(
     return kept_history, kept_evidence
 
 
+class TokenCounter:
+    """Exact prompt sizes from the upstream's tokenizer, skipped when a bound shows the
+    prompt fits by a wide margin.
+
+    The bound is the largest tokens-per-byte ratio seen in earlier exact counts, times
+    ``margin``; it is used only for ASCII prompts (other scripts can take a token per byte).
+    """
+
+    def __init__(self, count: Callable[[list[dict[str, str]]], Awaitable[int | None]],
+                 limit: int, margin: float = 1.5) -> None:
+        self.count = count
+        self.limit = limit
+        self.margin = margin
+        self.ratio: float | None = None
+        self.skipped = 0
+
+    async def __call__(self, messages: list[dict[str, str]]) -> int | None:
+        size = sum(len(m["content"]) for m in messages)
+        ascii_only = all(m["content"].isascii() for m in messages)
+        overhead = 8 * len(messages)
+        if self.ratio is not None and ascii_only \
+                and size * self.ratio * self.margin + overhead <= self.limit:
+            self.skipped += 1
+            return round(size * self.ratio) + overhead
+        exact = await self.count(messages)
+        if exact is not None and ascii_only and size:
+            self.ratio = max(self.ratio or 0.0, exact / size)
+        return exact
+
+
 class PromptTooLarge(Exception):
     """Even one passage without history does not fit the slot."""
 
