@@ -122,8 +122,9 @@ class TokenCounter:
     """Exact prompt sizes from the upstream's tokenizer, skipped when a bound shows the
     prompt fits by a wide margin.
 
-    The bound is the largest tokens-per-byte ratio seen in earlier exact counts, times
-    ``margin``; it is used only for ASCII prompts (other scripts can take a token per byte).
+    The bound takes the largest tokens-per-character ratio seen in earlier exact counts,
+    times ``margin``, for ASCII text, and one token per UTF-8 byte (the worst case) for
+    every other character.
     """
 
     def __init__(self, count: Callable[[list[dict[str, str]]], Awaitable[int | None]],
@@ -135,16 +136,19 @@ class TokenCounter:
         self.skipped = 0
 
     async def __call__(self, messages: list[dict[str, str]]) -> int | None:
-        size = sum(len(m["content"]) for m in messages)
-        ascii_only = all(m["content"].isascii() for m in messages)
+        text = "".join(m["content"] for m in messages)
+        other = [c for c in text if not c.isascii()]
+        ascii_chars = len(text) - len(other)
+        worst_other = sum(len(c.encode("utf-8")) for c in other)
         overhead = 8 * len(messages)
-        if self.ratio is not None and ascii_only \
-                and size * self.ratio * self.margin + overhead <= self.limit:
-            self.skipped += 1
-            return round(size * self.ratio) + overhead
+        if self.ratio is not None:
+            bound = ascii_chars * self.ratio * self.margin + worst_other + overhead
+            if bound <= self.limit:
+                self.skipped += 1
+                return round(ascii_chars * self.ratio) + worst_other + overhead
         exact = await self.count(messages)
-        if exact is not None and ascii_only and size:
-            self.ratio = max(self.ratio or 0.0, exact / size)
+        if exact is not None and text:
+            self.ratio = max(self.ratio or 0.0, exact / len(text))
         return exact
 
 
