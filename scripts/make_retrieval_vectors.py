@@ -67,7 +67,7 @@ QUERIES = [
 def main() -> None:
     """Compile the fixture artifact and write the vectors file."""
     with tempfile.TemporaryDirectory() as cache_dir:
-        cache = EmbeddingCache(Encoder(Path(cache_dir)), Path(cache_dir))
+        cache = EmbeddingCache(Encoder(), Path(cache_dir))
         pages = [PageInput(src, url, title, "", html) for src, url, title, html in PAGES]
         prompt = PromptParts("You answer from the excerpts.", "Not on this site.", "No model.")
         compile_knowledge(pages, [], prompt, BuildOptions("Fixture", "", FIXTURE), cache)

