@@ -6,13 +6,14 @@ they only need ids, paths, URLs, the site's base URL, the refusal text and a has
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+
+from site_knowledge.embedding import file_sha256
 
 URL_PATTERN = re.compile(r"""(?:https?://|www\.)[^\s<>()\[\]"'`]+""", re.IGNORECASE)
 ARTIFACT_RELPATH = Path("assets") / "site-knowledge" / "site-knowledge.json"
@@ -28,13 +29,7 @@ def find_artifact(path: Path) -> Path:
     return path
 
 
-def sha256_file(path: Path) -> str:
-    """Hex SHA-256 of a file, read in chunks."""
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+sha256_file = file_sha256
 
 
 def _page_key(url: str) -> str:

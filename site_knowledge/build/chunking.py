@@ -77,16 +77,20 @@ def source_passages(source: Source, limit: int = MAX_PASSAGE_CHARS) -> list[Pass
 
 def pack(blocks: Iterable[str], limit: int) -> Iterator[str]:
     """Greedily join pieces with blank lines into chunks of at most ``limit`` characters."""
+    pieces = (piece for block in blocks for piece in _fit(block.strip(), limit))
+    return _greedy_join(pieces, BLOCK_SEPARATOR, limit)
+
+
+def _greedy_join(pieces: Iterable[str], separator: str, limit: int) -> Iterator[str]:
     current = ""
-    for block in blocks:
-        for piece in _fit(block.strip(), limit):
-            joined = f"{current}{BLOCK_SEPARATOR}{piece}" if current else piece
-            if len(joined) <= limit:
-                current = joined
-                continue
-            if current:
-                yield current
-            current = piece
+    for piece in pieces:
+        joined = f"{current}{separator}{piece}" if current else piece
+        if len(joined) <= limit:
+            current = joined
+            continue
+        if current:
+            yield current
+        current = piece
     if current:
         yield current
 
@@ -100,18 +104,8 @@ def _fit(block: str, limit: int) -> Iterator[str]:
     if not parts:
         sentences = SENTENCE_END.split(block)
         parts = sentences if len(sentences) > 1 else block.split(" ")
-    current = ""
-    for part in parts:
-        for piece in _hard_cut(part, limit):
-            joined = f"{current}{separator}{piece}" if current else piece
-            if len(joined) <= limit:
-                current = joined
-                continue
-            if current:
-                yield current
-            current = piece
-    if current:
-        yield current
+    pieces = (piece for part in parts for piece in _hard_cut(part, limit))
+    yield from _greedy_join(pieces, separator, limit)
 
 
 def _hard_cut(part: str, limit: int) -> Iterator[str]:
