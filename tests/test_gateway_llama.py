@@ -118,6 +118,7 @@ def test_question_streams_deltas_and_ends_with_resolvable_citations(gateway, exa
     assert sources and all(resolves(example_site.site_dir, s["url"]) for s in sources)
     terminal = stream.terminal
     assert terminal is not None and terminal["finish_reason"] in ("stop", "length")
+    assert terminal["model"] == MODEL.name, "the box's 'answered by' line names the model"
     assert all(c in sources for c in terminal["citations"])
     numbers = {int(n) for n in re.findall(r"\[(\d+)\]", stream.text)}
     assert [c["n"] for c in terminal["citations"]] == sorted(

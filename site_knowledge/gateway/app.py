@@ -161,11 +161,14 @@ async def _answer(
         frozen = [*messages[:-1], {"role": "user", "content": ask.question},
                   {"role": "assistant", "content": prompt.strip_citations(answer)}]
         primer = (url_index, frozen)
-        yield event({
+        done: dict[str, Any] = {
             "done": True,
             "finish_reason": finish.reason,
             "citations": prompt.citations(answer, evidence),
-        })
+        }
+        if gateway.config.model:
+            done["model"] = gateway.config.model
+        yield event(done)
     except UpstreamUnavailable:
         outcome = "failed"
         yield event({"error": {"code": "upstream_unavailable",
