@@ -68,6 +68,11 @@ class Encoder:
         """SHA-256 of the ONNX weights file, recorded in the artifact."""
         return file_sha256(onnx_model_path())
 
+    @property
+    def identity(self) -> str:
+        """What a cached vector depends on: the weights and the truncation length."""
+        return f"{self.weights_sha256}/{MAX_TOKENS}"
+
     @cached_property
     def _tokenizer(self):  # type: ignore[no-untyped-def]  # tokenizers ships no stubs
         from tokenizers import Tokenizer

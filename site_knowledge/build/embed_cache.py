@@ -41,7 +41,7 @@ class EmbeddingCache:
             self._vectors = {str(key): matrix[i] for i, key in enumerate(keys)}
 
     def _key(self, text: str) -> str:
-        return hashlib.sha256(f"{self.encoder.weights_sha256}\n{text}".encode()).hexdigest()
+        return hashlib.sha256(f"{self.encoder.identity}\n{text}".encode()).hexdigest()
 
     def embed(self, texts: Sequence[str],
               progress: Callable[[int, int], Callable[[int], None]] | None = None) -> FloatMatrix:
