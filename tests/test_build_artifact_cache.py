@@ -1,0 +1,27 @@
+"""The whole-build memo: keys follow every input, entries round-trip, old ones are pruned."""
+
+from __future__ import annotations
+
+from site_knowledge.build import artifact_cache
+from site_knowledge.build.compiler import PageInput
+
+
+def test_key_changes_with_any_input():
+    page = PageInput("a.md", "a/", "A", "", "<p>x</p>")
+    base = artifact_cache.input_key("v1", [page], {"k": 1})
+    assert base == artifact_cache.input_key("v1", [page], {"k": 1})
+    edited = PageInput("a.md", "a/", "A", "", "<p>y</p>")
+    assert base != artifact_cache.input_key("v1", [edited], {"k": 1})
+    assert base != artifact_cache.input_key("v1", [page], {"k": 2})
+
+
+def test_store_load_and_prune(tmp_path):
+    assert artifact_cache.load(tmp_path, "0" * 64) is None
+    keys = [artifact_cache.input_key(n) for n in range(artifact_cache.KEEP + 2)]
+    for n, key in enumerate(keys):
+        artifact_cache.store(tmp_path, key, {"n": n}, bytes([n]))
+    assert len(list(tmp_path.glob("artifact-*.json"))) == artifact_cache.KEEP
+    assert artifact_cache.load(tmp_path, keys[0]) is None
+    newest = keys[-1]
+    assert artifact_cache.load(tmp_path, newest) == ({"n": artifact_cache.KEEP + 1},
+                                                     bytes([artifact_cache.KEEP + 1]))
