@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from evals.artifact import URL_PATTERN
+from site_knowledge.gateway.prompt import CITATION
 
 if TYPE_CHECKING:
     from evals.artifact import SiteIndex
@@ -50,7 +51,6 @@ REFUSAL_PATTERNS = tuple(
 )
 
 _MD_LINK = re.compile(r"\]\(([^)\s]+)\)")
-_CITATION = re.compile(r"\[(\d{1,3})\]")
 
 
 @dataclass(frozen=True)
@@ -153,7 +153,7 @@ def _check_citations(item: Item, answer: Answer, site: SiteIndex | None, notes: 
     """Points lost (0 or 1) on citations; appends the reasons."""
     problems: list[str] = []
     by_n = {c.n: c for c in answer.citations}
-    markers = sorted({int(m) for m in _CITATION.findall(answer.text)})
+    markers = sorted({int(m) for m in CITATION.findall(answer.text)})
     dangling = [n for n in markers if n not in by_n]
     if dangling:
         problems.append(f"citation markers with no source: {dangling}")
