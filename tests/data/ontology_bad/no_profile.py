@@ -1,4 +1,0 @@
-"""No PROFILE at all."""
-
-AUTHORITY = {"categories": {}, "rules": []}
-URLS = {}
