@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from site_knowledge.gateway.policy import Exchange
+
 BATTERY_DIR = Path(__file__).resolve().parent / "battery"
 
 CATEGORIES: dict[str, int] = {
@@ -29,14 +31,6 @@ CATEGORIES: dict[str, int] = {
 
 class DatasetError(ValueError):
     """A battery or question file is malformed; the message names the line."""
-
-
-@dataclass(frozen=True)
-class Exchange:
-    """One earlier turn of a conversation, as a follow-up question sees it."""
-
-    question: str
-    answer: str
 
 
 @dataclass(frozen=True)

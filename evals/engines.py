@@ -223,7 +223,6 @@ class LlamaEngine:
         import asyncio
 
         from site_knowledge.gateway import prompt as gateway_prompt
-        from site_knowledge.gateway.policy import Exchange as GatewayExchange
 
         started = time.perf_counter()
         artifact = self.index.artifact
@@ -239,7 +238,7 @@ class LlamaEngine:
         budgets = gateway_prompt.Budgets.from_artifact(artifact)
         hits: list[Any] = list(result.hits)  # frozen records satisfy the protocol at run time
         evidence = gateway_prompt.evidence_from_hits(hits)
-        exchanges = [GatewayExchange(t.question, t.answer) for t in item.history]
+        exchanges = list(item.history)
 
         async def count(messages: list[dict[str, str]]) -> int | None:
             return self._count_tokens(messages)

@@ -90,8 +90,7 @@ class SiteKnowledgePlugin(BasePlugin[_PluginConfig]):
         self.last_report: BuildReport | None = None
 
     def on_startup(self, *, command: str, dirty: bool) -> None:
-        """Nothing heavy yet: the cache is made on first build and then kept."""
-        self._command = command
+        """Defined so MkDocs keeps this instance, and its embedding cache, across serve rebuilds."""
 
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig | None:
         """Check the chunk size and reset the page list for this build."""
