@@ -23,7 +23,7 @@ from pathlib import Path
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
-SITES = {"netbox": REPO.parent / "shared" / "corpora" / "netbox-docs", "example": REPO}
+SITES = {"netbox": REPO / "tests" / "corpora" / "netbox-docs", "example": REPO}
 QUESTIONS = {
     "netbox": ["How do I configure LDAP authentication?", "What is a VRF?",
                "How do I back up the database before upgrading?", "rack elevations",

@@ -12,10 +12,9 @@ from typing import Any
 
 import pytest
 import yaml
+from sites import NETBOX
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
-NETBOX = SHARED / "corpora" / "netbox-docs"
 BROWSER_TESTS = REPO / "tests" / "browser"
 CHROMIUM = Path(os.environ.get("SK_CHROMIUM", "/usr/bin/chromium"))
 VENDOR = REPO / "site_knowledge" / "browser" / "vendor" / "manifest.json"

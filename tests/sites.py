@@ -15,7 +15,8 @@ from site_knowledge.build.compiler import BuildReport
 from site_knowledge.retrieval.artifact import load_artifact
 
 REPO = Path(__file__).resolve().parents[1]
-NETBOX = REPO.parent / "shared" / "corpora" / "netbox-docs"
+CORPORA = REPO / "tests" / "corpora"
+NETBOX = CORPORA / "netbox-docs"
 OUTPUT = "assets/site-knowledge"
 
 

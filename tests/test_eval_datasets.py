@@ -12,7 +12,7 @@ import pytest
 from evals.dataset import CATEGORIES, load_battery, load_questions
 
 REPO = Path(__file__).resolve().parent.parent
-NETBOX = REPO.parent / "shared" / "corpora" / "netbox-docs" / "docs"
+NETBOX = REPO / "tests" / "corpora" / "netbox-docs" / "docs"
 NETBOX_QUESTIONS = REPO / "evals" / "netbox" / "questions.jsonl"
 
 
@@ -132,7 +132,6 @@ _FUNCTION_WORDS = set(
 )
 
 
-@pytest.mark.skipif(not NETBOX.is_dir(), reason="netbox-docs corpus not present")
 def test_netbox_expected_pages_exist_and_paraphrases_share_no_keywords() -> None:
     for q in load_questions(NETBOX_QUESTIONS):
         for path in q.expected:
