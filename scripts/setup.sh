@@ -14,6 +14,11 @@ command -v npm >/dev/null || missing+=(npm)
 command -v cmake >/dev/null || missing+=(cmake)
 command -v g++ >/dev/null || missing+=(g++ make)
 command -v git >/dev/null || missing+=(git)
+# The deployment tests: nginx terminates TLS in front of the gateway (certificate made with
+# openssl), and systemd-analyze verifies the unit that `site-knowledge service` writes.
+[ -x /usr/sbin/nginx ] || command -v nginx >/dev/null || missing+=(nginx)
+command -v openssl >/dev/null || missing+=(openssl)
+command -v systemd-analyze >/dev/null || missing+=(systemd)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "==> apt-get install ${missing[*]}"
   apt-get update -qq

@@ -19,6 +19,7 @@ import uvicorn
 from starlette.applications import Starlette
 
 from site_knowledge.gateway.model import DEFAULT_MODEL_SHA256
+from site_knowledge.gateway.serve import uvicorn_config
 from site_knowledge.gateway.supervisor import (
     LlamaServer,
     LlamaSpec,
@@ -58,9 +59,7 @@ class ThreadedServer:
 
     def __init__(self, app: Starlette, port: int | None = None) -> None:
         self.port = port or free_port()
-        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, access_log=False,
-                                log_level="warning", lifespan="on")
-        self.server = uvicorn.Server(config)
+        self.server = uvicorn.Server(uvicorn_config(app, "127.0.0.1", self.port))
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
     @property

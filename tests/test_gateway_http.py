@@ -120,8 +120,10 @@ def policy_gateway(index) -> Iterator[str]:
 
 
 def _post(base: str, body: bytes, headers: dict[str, str] | None = None) -> httpx.Response:
+    """POST to the private ``policy_gateway`` with its token unless ``headers`` replace it."""
     return httpx.post(base + "/api/ask", content=body,
-                      headers={"content-type": "application/json", **(headers or {})},
+                      headers={"content-type": "application/json",
+                               "authorization": "Bearer s3cret", **(headers or {})},
                       timeout=30)
 
 
@@ -132,7 +134,7 @@ def _json(value: Any) -> bytes:
 REFUSALS = [
     ("bad origin", _json({"question": ANSWERABLE}), {"origin": "https://evil.example"},
      403, "origin_not_allowed"),
-    ("proxied without token", _json({"question": ANSWERABLE}), {"x-forwarded-for": "203.0.113.9"},
+    ("loopback without token", _json({"question": ANSWERABLE}), {"authorization": ""},
      401, "unauthorized"),
     ("proxied with a wrong token", _json({"question": ANSWERABLE}),
      {"x-forwarded-for": "203.0.113.9", "authorization": "Bearer nope"}, 401, "unauthorized"),

@@ -237,13 +237,14 @@ async def ask(request: Request) -> Response:
     limits = gateway.config.limits
     try:
         check_origin(headers.get("origin"), gateway.config.allow_origins)
-        check_token(headers, client, gateway.config.token)
+        check_token(headers, gateway.config.token)
         try:
             body = await _read_body(request, limits.body_bytes)
         except ClientDisconnect:
             raise Refusal(400, "invalid_json", "The body is incomplete.") from None
         ask_request = parse_body(body, limits)
-        gateway.limiter.check(visitor_key(headers, client))
+        gateway.limiter.check(
+            visitor_key(request.headers.items(), client, gateway.config.proxies))
         result: SearchResult = await run_in_threadpool(
             gateway.index.search, ask_request.question, [h.question for h in ask_request.history]
         )

@@ -12,7 +12,50 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .forwarding import DEFAULT_PROXY_HEADER, PROXY_HEADERS, ProxyTrust, parse_network
+
 DEFAULT_TOKEN_ENV = "SITE_KNOWLEDGE_GATEWAY_TOKEN"
+
+
+def _network(text: str) -> Any:
+    try:
+        return parse_network(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def add_access_flags(parser: argparse.ArgumentParser) -> None:
+    """Who may ask: origins, the mode (token or none) and the trusted proxies."""
+    parser.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
+                        help="browser origin allowed to ask (repeatable), e.g. "
+                             "https://you.github.io")
+    parser.add_argument("--token-env", default=DEFAULT_TOKEN_ENV, metavar="NAME",
+                        help="environment variable holding the bearer token; when it is set "
+                             "the gateway is private: every client, loopback included, must "
+                             f"present the token (default {DEFAULT_TOKEN_ENV})")
+    parser.add_argument("--trusted-proxy", action="append", default=[], type=_network,
+                        metavar="CIDR",
+                        help="reverse proxy or tunnel whose forwarding header names the "
+                             "visitor (repeatable), e.g. 127.0.0.1/32 for nginx on this "
+                             "machine; from any other peer forwarding headers are ignored")
+    parser.add_argument("--proxy-header", choices=PROXY_HEADERS, default=DEFAULT_PROXY_HEADER,
+                        help="the header the trusted proxies set or append "
+                             f"(default {DEFAULT_PROXY_HEADER})")
+
+
+def access_settings(args: argparse.Namespace) -> tuple[str | None, ProxyTrust]:
+    """The token (None: public mode) and the proxy trust that the access flags ask for."""
+    token = os.environ.get(args.token_env) or None
+    return token, ProxyTrust(tuple(args.trusted_proxy), args.proxy_header)
+
+
+def describe_access(token_env: str, token: str | None, proxies: ProxyTrust) -> str:
+    """Two lines for the console: the mode and whose forwarding header is believed."""
+    mode = (f"private: every client must present the bearer token from ${token_env}"
+            if token else "public: anyone from the allowed origins, within the rate limits")
+    trust = (f"{proxies.header} believed from {', '.join(map(str, proxies.networks))}"
+             if proxies.networks else "forwarding headers ignored (no --trusted-proxy)")
+    return f"mode          {mode}\nproxies       {trust}"
 
 
 def register(subparsers: Any) -> None:
@@ -27,11 +70,7 @@ def register(subparsers: Any) -> None:
                          help="llama-server base URL; repeat for fallbacks, tried in order")
     gateway.add_argument("--host", default="127.0.0.1")
     gateway.add_argument("--port", type=int, default=8787)
-    gateway.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
-                         help="browser origin allowed to ask (repeatable)")
-    gateway.add_argument("--token-env", default=DEFAULT_TOKEN_ENV, metavar="NAME",
-                         help="environment variable holding the bearer token for proxied "
-                              f"traffic (default {DEFAULT_TOKEN_ENV})")
+    add_access_flags(gateway)
     gateway.add_argument("--model-name", default=None, help="model name shown by /healthz")
     gateway.set_defaults(handler=run_gateway)
 
@@ -51,6 +90,7 @@ def register(subparsers: Any) -> None:
     serve.add_argument("--threads", type=int, default=None, help="llama-server threads")
     serve.add_argument("--cache-ram", type=int, default=1024, metavar="MIB",
                        help="llama-server host prompt cache bound (0 disables)")
+    add_access_flags(serve)
     serve.set_defaults(handler=run_serve)
 
 
@@ -63,7 +103,7 @@ def run_gateway(args: argparse.Namespace) -> int:
     from .config import GatewayConfig
     from .serve import uvicorn_config
 
-    token = os.environ.get(args.token_env) or None
+    token, proxies = access_settings(args)
     index = load_index(args.artifact)
     index.encoder  # noqa: B018 - load the query encoder before the first visitor
     config = GatewayConfig(
@@ -71,11 +111,12 @@ def run_gateway(args: argparse.Namespace) -> int:
         allow_origins=frozenset(args.allow_origin),
         token=token,
         model=args.model_name,
+        proxies=proxies,
     )
     app = create_app(index, config)
+    print(describe_access(args.token_env, token, proxies), flush=True)
     print(f"gateway http://{args.host}:{args.port}/api/ask "
-          f"({len(config.upstreams)} upstream(s), token {'set' if token else 'not set'})",
-          flush=True)
+          f"({len(config.upstreams)} upstream(s))", flush=True)
     uvicorn.Server(uvicorn_config(app, args.host, args.port)).run()
     return 0
 
@@ -98,8 +139,12 @@ def run_serve(args: argparse.Namespace) -> int:
     sha256 = args.model_sha256 or DEFAULT_MODEL_SHA256
     spec = LlamaSpec(binary=binary, model=model, port=args.llama_port, threads=args.threads,
                      cache_ram_mib=args.cache_ram)
-    origins = frozenset({f"http://127.0.0.1:{args.port}", f"http://localhost:{args.port}"})
-    config = GatewayConfig(upstreams=(spec.url,), allow_origins=origins, model=model.name)
+    origins = frozenset({f"http://127.0.0.1:{args.port}", f"http://localhost:{args.port}",
+                         *args.allow_origin})
+    token, proxies = access_settings(args)
+    config = GatewayConfig(upstreams=(spec.url,), allow_origins=origins, model=model.name,
+                           token=token, proxies=proxies)
+    print(describe_access(args.token_env, token, proxies), flush=True)
     try:
         return run_stack(args.site_dir, LlamaServer(spec, sha256), config,
                          port=args.port, gateway_port=args.gateway_port)

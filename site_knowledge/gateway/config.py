@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .forwarding import ProxyTrust
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -32,10 +34,11 @@ class GatewayConfig:
     Args:
         upstreams: llama-server base URLs, tried in order before generation begins.
         allow_origins: browser origins allowed to call ``/api/ask``.
-        token: bearer token required from proxied or non-loopback clients; ``None`` means
-            such clients are refused.
+        token: the bearer token every client must present (private mode); ``None`` is
+            public mode, where anyone may ask within the origins and the limits.
         answer_slot: llama-server slot for answers (0 is routing, 2 web-intent planning).
         model: name of the model file served, shown in ``/healthz``.
+        proxies: the reverse proxies whose forwarding header names the visitor.
     """
 
     upstreams: tuple[str, ...]
@@ -44,3 +47,4 @@ class GatewayConfig:
     answer_slot: int = 1
     model: str | None = None
     limits: Limits = field(default_factory=Limits)
+    proxies: ProxyTrust = field(default_factory=ProxyTrust)

@@ -1,24 +1,33 @@
 """Policy: the checks a request passes before the gateway does any work for it.
 
+Two modes. *Public* (no token): anyone may ask, within the origin allow-list, the body caps
+and the per-visitor and global rate limits, so a static site's visitors need no secret.
+*Private* (a token): every client presents it, loopback included, since a forwarder that adds
+no header (``ssh -R``, socat) makes every visitor look like a loopback client.
+
 Each refusal is a ``Refusal`` with its own HTTP status and code; the app turns it into a
 JSON error body. Nothing here logs or keeps a visitor's address beyond a rate window.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import ipaddress
 import json
+import logging
 import math
 import time
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from .config import Limits
+from .forwarding import PROXY_HEADERS, Address, ProxyTrust, forwarded_chain, parse_address
 
-PROXY_HEADERS = ("forwarded", "x-forwarded-for", "x-real-ip", "cf-connecting-ip")
+log = logging.getLogger(__name__)
 
 
 class Refusal(Exception):
@@ -46,34 +55,21 @@ class AskRequest:
     history: tuple[Exchange, ...]
 
 
-def is_loopback(host: str | None) -> bool:
-    if not host:
-        return False
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return host == "localhost"
-
-
 def check_origin(origin: str | None, allowed: frozenset[str]) -> None:
     """A browser origin must be on the allow-list; requests without one are not browsers."""
     if origin is not None and origin not in allowed:
         raise Refusal(403, "origin_not_allowed", "This origin may not use the gateway.")
 
 
-def check_token(
-    headers: dict[str, str], client_host: str | None, token: str | None
-) -> None:
-    """Loopback clients without proxy headers pass; everyone else needs the bearer token."""
-    proxied = any(h in headers for h in PROXY_HEADERS)
-    if is_loopback(client_host) and not proxied:
+def check_token(headers: dict[str, str], token: str | None) -> None:
+    """Private mode (a token set): every client presents ``Authorization: Bearer TOKEN``,
+    wherever it connects from. Public mode (``None``): nothing to check."""
+    if token is None:
         return
     supplied = headers.get("authorization", "")
     scheme, _, value = supplied.partition(" ")
-    if (
-        token is None
-        or scheme.lower() != "bearer"
-        or not hmac.compare_digest(value.strip().encode(), token.encode())
+    if scheme.lower() != "bearer" or not hmac.compare_digest(
+        value.strip().encode(), token.encode()
     ):
         raise Refusal(401, "unauthorized", "A valid bearer token is required.")
 
@@ -169,11 +165,45 @@ class RateLimiter:
         self._all.append(now)
 
 
-def visitor_key(headers: dict[str, str], client_host: str | None) -> str:
-    """The visitor's address: the proxy's client header when proxied, else the peer."""
-    for name in ("cf-connecting-ip", "x-real-ip"):
-        if name in headers:
-            return headers[name].strip()
-    if "x-forwarded-for" in headers:
-        return headers["x-forwarded-for"].split(",")[0].strip()
-    return client_host or "unknown"
+def _address_key(address: Address) -> str:
+    """IPv4 per address; IPv6 per /64, the block one subscriber line gets, so a visitor cannot
+    dodge the limit by walking through the addresses of their own network."""
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return str(address)
+
+
+@functools.cache
+def _warn_once(message: str) -> None:
+    log.warning(message)
+
+
+def visitor_key(
+    header_lines: Iterable[tuple[str, str]], peer: str | None, trust: ProxyTrust
+) -> str:
+    """Who is asking, for the rate limits: the TCP peer, unless the peer is a trusted proxy;
+    then the right-most untrusted address in ``trust.header`` (the left-most when every hop is
+    trusted, the proxy itself when it sent no header). The key is never logged."""
+    peer_address = parse_address(peer or "")
+    if peer_address is None:
+        return peer or "unknown"
+    lines = [(name.lower(), value) for name, value in header_lines]
+    if not trust.trusts(peer_address):
+        if peer_address.is_loopback and any(name in PROXY_HEADERS for name, _ in lines):
+            _warn_once("a loopback peer sends forwarding headers but is not a --trusted-proxy: "
+                       "they are ignored, and all the visitors it forwards share one rate limit")
+        return _address_key(peer_address)
+    chain = forwarded_chain(trust.header, [v for name, v in lines if name == trust.header])
+    for node in reversed(chain):
+        address = parse_address(node)
+        if address is None:
+            return "node:" + node.strip()[:64]
+        if not trust.trusts(address):
+            return _address_key(address)
+    if not chain:
+        _warn_once(f"a trusted proxy sent no {trust.header} header: all the visitors it "
+                   "forwards share one rate limit")
+        return _address_key(peer_address)
+    return _address_key(parse_address(chain[0]) or peer_address)

@@ -31,9 +31,11 @@ class _Server(uvicorn.Server):
 
 
 def uvicorn_config(app: Starlette, host: str, port: int) -> uvicorn.Config:
-    """Quiet uvicorn: no access log (it would record addresses and paths)."""
+    """Quiet uvicorn: no access log (it would record addresses and paths), and no rewriting
+    of the client address from forwarding headers (the gateway's ``--trusted-proxy`` decides
+    whose headers are believed; uvicorn would believe any loopback peer's)."""
     return uvicorn.Config(app, host=host, port=port, access_log=False, log_level="warning",
-                          lifespan="on")
+                          lifespan="on", proxy_headers=False)
 
 
 def site_app(site_dir: Path) -> Starlette:
