@@ -88,8 +88,7 @@ def main() -> None:
             return messages
 
         messages = asyncio.run(build())
-        payload = {"id_slot": 1, "messages": messages, "cache_prompt": True, "temperature": 0,
-                   "max_tokens": 256, "chat_template_kwargs": {"enable_thinking": False}}
+        payload = prompt.answer_payload(messages, slot=1, max_tokens=256)
         config = GatewayConfig(upstreams=(server.spec.url,), limits=limits)
         direct, through, retrieval, counting = [], [], [], []
         app = create_app(index, config)

@@ -95,11 +95,8 @@ def answer_payload(index: KnowledgeIndex, question: str, slot: int,
     result = index.search(question)
     evidence = prompt.evidence_from_hits(result.hits)
     _, evidence = prompt.by_characters([], evidence, prompt.Budgets())
-    return {
-        "id_slot": slot, "cache_prompt": True, "temperature": 0, "max_tokens": answer_tokens,
-        "chat_template_kwargs": {"enable_thinking": False},
-        "messages": prompt.messages(index.artifact["prompt"]["system"], [], evidence, question),
-    }
+    messages = prompt.messages(index.artifact["prompt"]["system"], [], evidence, question)
+    return prompt.answer_payload(messages, slot=slot, max_tokens=answer_tokens)
 
 
 def tokens(client: httpx.Client, url: str, payload: dict[str, Any]) -> int:

@@ -96,6 +96,29 @@ def messages(
     return out
 
 
+def answer_payload(messages: list[dict[str, str]], *, slot: int, max_tokens: int) -> dict[str, Any]:
+    """llama-server's ``/v1/chat/completions`` body for an answer: greedy, prompt-cached in
+    the given slot, thinking off. The gateway, the evals' direct engine and the benchmarks all
+    send this body (each adds ``stream`` as it reads the reply).
+
+    Args:
+        messages: the assembled prompt (``messages`` / ``assemble``).
+        slot: llama-server's ``id_slot`` for answers.
+        max_tokens: the answer's token budget.
+
+    Returns:
+        The request body.
+    """
+    return {
+        "id_slot": slot,
+        "messages": messages,
+        "cache_prompt": True,
+        "temperature": 0,
+        "max_tokens": max_tokens,
+        "chat_template_kwargs": {"enable_thinking": False},
+    }
+
+
 def by_characters(
     history: Sequence[Exchange], evidence: Sequence[Evidence], budgets: Budgets
 ) -> tuple[list[Exchange], list[Evidence]]:
