@@ -12,8 +12,10 @@ from site_knowledge.browser import assets
 from site_knowledge.browser.assets import (
     BrowserOptions,
     browser_config,
+    inject_launcher,
     install_browser_assets,
     launcher_tags,
+    strip_launcher,
 )
 
 BROWSER = Path(assets.__file__).parent
@@ -59,6 +61,38 @@ def test_tags_cannot_be_broken_out_of() -> None:
     tags = launcher_tags("./", "assets/site-knowledge", options)
     assert tags.count("</script>") == 2
     assert config_of(tags)["gateways"] == list(options.gateways)
+
+
+PAGE = "<html><head></head><body><p>Body text</p></body></html>"
+
+
+@pytest.mark.parametrize(("page_path", "root"), [
+    ("", "./"), ("index.html", "./"), ("cv/", "../"), ("cv/index.html", "../"),
+    ("blog/2024/03/09/on-call/index.html", "../../../../../"), ("guide.html", "./"),
+])
+def test_injection_finds_the_site_root_from_url_or_file(page_path: str, root: str) -> None:
+    page = inject_launcher(PAGE, page_path, "assets/site-knowledge", BrowserOptions())
+    assert f'<script type="module" src="{root}assets/site-knowledge/launcher.js">' in page
+    assert config_of(page)["root"] == root
+    assert page.endswith("</script>\n</body></html>")
+
+
+def test_injection_is_idempotent_and_takes_the_newest_options() -> None:
+    once = inject_launcher(PAGE, "cv/", "assets/site-knowledge", BrowserOptions())
+    twice = inject_launcher(once, "cv/", "assets/site-knowledge", BrowserOptions())
+    assert twice == once
+    changed = inject_launcher(once, "cv/", "assets/site-knowledge",
+                              BrowserOptions(gateways=["https://ask.example.org"]))
+    assert changed.count('id="site-knowledge-config"') == 1
+    assert changed.count("launcher.js") == 1
+    assert config_of(changed)["gateways"] == ["https://ask.example.org"]
+    assert strip_launcher(changed) == PAGE
+
+
+def test_injection_without_body_tag_appends() -> None:
+    page = inject_launcher("<p>fragment</p>", "", "assets/site-knowledge", BrowserOptions())
+    assert page.startswith("<p>fragment</p><script")
+    assert inject_launcher(page, "", "assets/site-knowledge", BrowserOptions()) == page
 
 
 def test_unknown_engine_is_rejected() -> None:

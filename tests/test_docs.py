@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from site_knowledge.plugin.plugin import _PluginConfig
+from site_knowledge.plugin.options import SiteKnowledgeOptions
 from site_knowledge.retrieval.artifact import artifact_schema
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
@@ -19,7 +19,7 @@ def _table_keys(heading: str) -> set[str]:
 
 
 def test_every_plugin_option_is_documented():
-    options = {name for name, _ in _PluginConfig._schema}
+    options = {name for name, _ in SiteKnowledgeOptions._schema}
     assert _table_keys("### Plugin options") == options
 
 

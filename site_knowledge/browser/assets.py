@@ -1,9 +1,9 @@
 """The chat box's files for a built site, and the tags that load it on every page.
 
-The MkDocs plugin calls :func:`install_browser_assets` once per build (after the site is written)
-and :func:`launcher_tags` for every page it injects into. Third-party runtime and model files are
-vendored into ``vendor/`` beside this module by ``scripts/setup_browser.sh``; nothing is fetched
-from a CDN unless ``BrowserOptions.cdn`` says so.
+The MkDocs plugin and ``site-knowledge compile`` call :func:`install_browser_assets` once per
+build (after the site is written) and :func:`inject_launcher` for every page that keeps the box.
+Third-party runtime and model files are vendored into ``vendor/`` beside this module by
+``scripts/setup_browser.sh``; nothing is fetched from a CDN unless ``BrowserOptions.cdn`` says so.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import shutil
 from dataclasses import dataclass, field
 from functools import cache
@@ -25,6 +26,11 @@ ENGINES = ("gateway", "webllm", "wllama", "search")
 FIRST_PARTY = ("*.js", "*.css", "engines/*.js")
 # Vendored files each engine needs; the rest are always shipped (query encoder, tokenizer).
 ENGINE_FILES = {"webllm": ("web-llm/",), "wllama": ("wllama/", "models/")}
+# What launcher_tags writes (the config's JSON never contains "<"), so a second run finds it.
+LAUNCHER_BLOCK = re.compile(
+    r'<script type="application/json" id="site-knowledge-config">[^<]*</script>\n'
+    r'<script type="module" src="[^"<]*/launcher\.js"></script>\n'
+)
 
 
 @dataclass
@@ -192,3 +198,33 @@ def launcher_tags(root_prefix: str, dest: str, options: BrowserOptions) -> str:
         f'<script type="application/json" id="site-knowledge-config">{payload}</script>\n'
         f'<script type="module" src="{src}"></script>\n'
     )
+
+
+def root_prefix(page_path: str) -> str:
+    """The relative path from a page to the site root, from its URL or built file path.
+
+    ``""`` and ``index.html`` give ``./``; ``cv/`` and ``cv/index.html`` give ``../``.
+    """
+    depth = page_path.count("/")
+    return "../" * depth if depth else "./"
+
+
+def strip_launcher(page_html: str) -> str:
+    """The page without the tags :func:`launcher_tags` put there (any number of times)."""
+    return LAUNCHER_BLOCK.sub("", page_html)
+
+
+def inject_launcher(page_html: str, page_path: str, dest: str, options: BrowserOptions) -> str:
+    """The page with the chat box's tags before ``</body>``, exactly once.
+
+    Idempotent: tags a previous build or run injected are replaced, never doubled.
+
+    Args:
+        page_html: the page's full HTML.
+        page_path: the page's URL or built file path, relative to the site root.
+        dest: the assets folder under the site root.
+        options: the chat box's configuration.
+    """
+    tags = launcher_tags(root_prefix(page_path), dest, options)
+    head, marker, tail = strip_launcher(page_html).rpartition("</body>")
+    return f"{head}{tags}{marker}{tail}" if marker else f"{tail}{tags}"

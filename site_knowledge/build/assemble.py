@@ -1,0 +1,103 @@
+"""A site's settings to the compiler's inputs (ontology sources, derived facts, prompt, budgets).
+
+Every generator adapter (the MkDocs plugin, ``site-knowledge compile``) collects pages and
+settings, then calls :func:`compile_site`; none assembles the compiler's inputs itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+
+from site_knowledge.build.compiler import (
+    DEFAULT_BUDGETS,
+    BuildOptions,
+    BuildReport,
+    PageInput,
+    PromptParts,
+    compile_knowledge,
+)
+from site_knowledge.build.derived import derived_facts
+from site_knowledge.build.embed_cache import EmbeddingCache
+from site_knowledge.build.model import Source
+from site_knowledge.build.ontology import load_ontology, ontology_sources
+from site_knowledge.build.prompt import (
+    no_model_text,
+    refusal_text,
+    render_site_prompt,
+    render_system_prompt,
+)
+from site_knowledge.embedding import default_cache_dir
+
+
+@dataclass(frozen=True)
+class SiteSettings:
+    """What a site's configuration says about its knowledge artifact.
+
+    Attributes:
+        site_name: the site's name, used in the prompt and the refusal.
+        site_url: the site's public URL ("" when unknown).
+        output_dir: the folder in the built site that receives the artifact.
+        ontology: a Python file of structured facts, or None for pages only.
+        chunk_size: the passage limit in characters.
+        budgets: overrides of :data:`DEFAULT_BUDGETS`, per reader.
+    """
+
+    site_name: str
+    site_url: str
+    output_dir: Path
+    ontology: Path | None = None
+    chunk_size: int = 900
+    budgets: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+
+
+def load_knowledge_inputs(ontology: Path | None, site_name: str) -> tuple[list[Source], PromptParts]:
+    """Ontology sources plus derived facts, and the prompt; a site without ontology gets the
+    generic prompt and page sources only."""
+    texts = (refusal_text(site_name), no_model_text())
+    if ontology is None:
+        return [], PromptParts(render_site_prompt(site_name), *texts)
+    ont = load_ontology(ontology)
+    sources = [*ontology_sources(ont), derived_facts(ont, date.today())]
+    return sources, PromptParts(render_system_prompt(ont, site_name), *texts)
+
+
+def merged_budgets(overrides: Mapping[str, Mapping[str, int]]) -> dict[str, dict[str, int]]:
+    """The default budgets with a site's overrides applied, reader by reader."""
+    return {reader: {**values, **overrides.get(reader, {})}
+            for reader, values in DEFAULT_BUDGETS.items()}
+
+
+def embedding_cache_dir(config_dir: Path, configured: str | None) -> Path:
+    """The configured cache folder (relative to the site's config file), else the default."""
+    return config_dir / configured if configured else default_cache_dir()
+
+
+def compile_site(pages: Sequence[PageInput], settings: SiteSettings,
+                 cache: EmbeddingCache) -> BuildReport:
+    """Assemble the inputs for ``settings`` and compile ``pages`` into the artifact.
+
+    Raises:
+        BuildError: a bad ontology or page, naming the file; nothing is written then.
+    """
+    sources, prompt = load_knowledge_inputs(settings.ontology, settings.site_name)
+    options = BuildOptions(site_name=settings.site_name, site_url=settings.site_url,
+                           output_dir=settings.output_dir, chunk_size=settings.chunk_size,
+                           budgets=merged_budgets(settings.budgets))
+    return compile_knowledge(pages, sources, prompt, options, cache)
+
+
+def summary(report: BuildReport, asset_bytes: int) -> str:
+    """The one line a build prints about the artifact it wrote."""
+    return (
+        f"site-knowledge: {report.pages} pages, {report.passages} passages, "
+        f"{_size(report.artifact_bytes)} artifact + {_size(report.vectors_bytes)} vectors, "
+        f"{_size(asset_bytes)} assets, {report.seconds:.1f} s, {report.embedded} embedded, "
+        f"{report.cache_hits} cache hits"
+    )
+
+
+def _size(count: int) -> str:
+    return f"{count / 1048576:.1f} MB" if count >= 1048576 else f"{count / 1024:.1f} KB"

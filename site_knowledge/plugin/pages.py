@@ -1,0 +1,65 @@
+"""Which pages are published, read from their sources: shared by the plugin and compile.
+
+A page is left out of the artifact when MkDocs excludes it (``exclude_docs``, ``draft_docs``,
+a blog's draft posts: the adapters ask their generator's structure for that), when its front
+matter says ``draft: true``, or when it opts out with ``site_knowledge: false`` (or a mapping
+``{index: false}`` / ``{chat: false}`` that picks one of the two).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import yaml
+from mkdocs.utils.meta import YAML_RE, get_data
+
+from site_knowledge.build.model import BuildError
+
+OPT_OUT_KEY = "site_knowledge"
+
+
+def read_page_source(raw: bytes, where: str) -> tuple[str, dict[str, Any]]:
+    """A page's Markdown and front matter, as MkDocs reads them, or a clear error.
+
+    MkDocs silently publishes bad front matter as text; here it fails, naming the file.
+
+    Args:
+        raw: the source file's bytes.
+        where: the file's docs-relative path, for errors.
+
+    Returns:
+        The Markdown after the front matter, and the front matter (empty when there is none).
+
+    Raises:
+        BuildError: bytes that are not UTF-8, front matter that is not YAML or not a mapping.
+    """
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = raw[: error.start].count(b"\n") + 1
+        raise BuildError(where, f"not UTF-8 (byte {error.start}, line {line})") from None
+    if match := YAML_RE.match(text):
+        try:
+            data = yaml.safe_load(match.group(1))
+        except yaml.YAMLError as error:
+            mark = getattr(error, "problem_mark", None)
+            at = f" at line {mark.line + 2}" if mark is not None else ""
+            problem = getattr(error, "problem", None) or "invalid YAML"
+            raise BuildError(where, f"malformed front matter{at}: {problem}") from None
+        if data is not None and not isinstance(data, dict):
+            raise BuildError(where, "front matter is not a mapping")
+    return get_data(text)
+
+
+def is_draft(meta: Mapping[str, Any]) -> bool:
+    """Front matter ``draft: true`` (Material's and Zensical's blog drafts, any page)."""
+    return meta.get("draft") is True
+
+
+def page_opt_out(meta: Mapping[str, Any], part: Literal["index", "chat"]) -> bool:
+    """Front matter ``site_knowledge: false`` opts a page out of both; a mapping picks one."""
+    setting = meta.get(OPT_OUT_KEY, True)
+    if isinstance(setting, dict):
+        return setting.get(part, True) is False
+    return setting is False

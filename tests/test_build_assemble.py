@@ -1,0 +1,41 @@
+"""The compiler's inputs from a site's settings: one assembly for every generator adapter."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sites import REPO
+
+from site_knowledge.build.assemble import (
+    embedding_cache_dir,
+    load_knowledge_inputs,
+    merged_budgets,
+)
+from site_knowledge.build.compiler import DEFAULT_BUDGETS
+
+
+def test_budget_overrides_apply_per_reader() -> None:
+    budgets = merged_budgets({"browser": {"evidence_chars": 900}})
+    assert budgets["browser"]["evidence_chars"] == 900
+    assert budgets["browser"]["history_chars"] == DEFAULT_BUDGETS["browser"]["history_chars"]
+    assert budgets["gateway"] == DEFAULT_BUDGETS["gateway"]
+    assert DEFAULT_BUDGETS["browser"]["evidence_chars"] != 900, "defaults are not mutated"
+
+
+def test_site_without_ontology_gets_the_generic_prompt() -> None:
+    sources, prompt = load_knowledge_inputs(None, "Brisk Point Light")
+    assert sources == []
+    assert "Brisk Point Light" in prompt.system and "Brisk Point Light" in prompt.refusal
+
+
+def test_ontology_gives_its_sources_derived_facts_and_prompt() -> None:
+    sources, prompt = load_knowledge_inputs(REPO / "ontology.py", "Teo Varga")
+    assert {source.kind for source in sources} == {"ontology"}
+    assert {"profile", "career", "derived-facts"} <= {source.id for source in sources}
+    assert "Teo" in prompt.system
+
+
+def test_cache_dir_is_relative_to_the_config_file(tmp_path: Path, monkeypatch) -> None:
+    assert embedding_cache_dir(tmp_path, ".cache/sk") == tmp_path / ".cache" / "sk"
+    monkeypatch.setenv("SITE_KNOWLEDGE_CACHE", str(tmp_path / "env"))
+    assert embedding_cache_dir(tmp_path, None) == tmp_path / "env"

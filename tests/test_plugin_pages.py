@@ -1,0 +1,32 @@
+"""Page rules shared by the plugin and compile: front matter, drafts, opt-out."""
+
+from __future__ import annotations
+
+import pytest
+
+from site_knowledge.build.model import BuildError
+from site_knowledge.plugin.pages import is_draft, page_opt_out, read_page_source
+
+
+def test_front_matter_and_opt_out_forms() -> None:
+    markdown, meta = read_page_source(b"---\ntitle: T\nsite_knowledge: {chat: false}\n---\n# H\n",
+                                      "a.md")
+    assert markdown == "# H\n" and meta["title"] == "T"
+    assert page_opt_out(meta, "chat") and not page_opt_out(meta, "index")
+    assert page_opt_out({"site_knowledge": False}, "index")
+    assert not page_opt_out({}, "chat")
+
+
+@pytest.mark.parametrize(("raw", "message"), [
+    (b"---\ntitle: [unclosed\n---\n# Hi\n", r"^x\.md: malformed front matter at line 3"),
+    ("# Caf\u00e9\n".encode("latin-1"), r"^x\.md: not UTF-8 \(byte 5, line 1\)"),
+    (b"---\n- a\n---\n# Hi\n", r"^x\.md: front matter is not a mapping"),
+])
+def test_bad_sources_name_the_file(raw: bytes, message: str) -> None:
+    with pytest.raises(BuildError, match=message):
+        read_page_source(raw, "x.md")
+
+
+def test_only_a_true_draft_is_a_draft() -> None:
+    assert is_draft({"draft": True})
+    assert not is_draft({"draft": "yes"}) and not is_draft({})
