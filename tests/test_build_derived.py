@@ -10,7 +10,8 @@ import pytest
 
 from site_knowledge.build.derived import country_name, derived_facts, format_duration
 from site_knowledge.build.model import MAX_PASSAGE_CHARS
-from site_knowledge.build.ontology import Ontology, load_ontology
+from site_knowledge.build.ontology import Ontology
+from site_knowledge.build.ontology_check import load_ontology
 
 ROOT = Path(__file__).resolve().parents[1]
 

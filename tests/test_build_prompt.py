@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from site_knowledge.build.ontology import Ontology, load_ontology
+from site_knowledge.build.ontology import Ontology
+from site_knowledge.build.ontology_check import load_ontology
 from site_knowledge.build.prompt import (
     MAX_PROMPT_CHARS,
     no_model_text,

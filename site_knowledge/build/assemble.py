@@ -22,7 +22,8 @@ from site_knowledge.build.compiler import (
 from site_knowledge.build.derived import derived_facts
 from site_knowledge.build.embed_cache import EmbeddingCache
 from site_knowledge.build.model import Source
-from site_knowledge.build.ontology import load_ontology, ontology_sources
+from site_knowledge.build.ontology_check import load_ontology
+from site_knowledge.build.ontology_sources import ontology_sources
 from site_knowledge.build.prompt import (
     no_model_text,
     refusal_text,

@@ -17,10 +17,10 @@ from site_knowledge.build.ontology import (
     Job,
     Ontology,
     Place,
-    bounded_sections,
     format_month,
     month_index,
 )
+from site_knowledge.build.ontology_sources import bounded_sections
 
 _ARTICLE_COUNTRIES = {"Netherlands", "Philippines", "Czech Republic", "Bahamas", "Gambia"}
 

@@ -36,7 +36,6 @@ class SiteKnowledgeOptions(base.Config):
     enabled = c.Type(bool, default=True)
     ontology = c.Optional(c.File(exists=True))
     chunk_size = _ChunkSize(int, default=MAX_CHUNK)
-    model = c.Choice(("all-MiniLM-L6-v2",), default="all-MiniLM-L6-v2")
     cache_dir = c.Optional(c.Type(str))
     output_dir = c.Type(str, default="assets/site-knowledge")
     gateways = c.ListOfItems(c.Type(str), default=[])
