@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 import yaml
+from mkdocs.utils.yaml import yaml_load
 
 REPO = Path(__file__).resolve().parents[1]
 SITES = {"netbox": REPO / "tests" / "corpora" / "netbox-docs", "example": REPO}
@@ -38,7 +39,7 @@ def _prepare(site: str, workdir: Path, with_plugin: bool, cache_dir: Path) -> Pa
     source = SITES[site]
     target = workdir / ("plugin" if with_plugin else "plain")
     shutil.copytree(source / "docs", target / "docs")
-    config = yaml.safe_load((source / "mkdocs.yml").read_text(encoding="utf-8"))
+    config = yaml_load((source / "mkdocs.yml").read_text(encoding="utf-8"))
     plugins = [p for p in config.get("plugins", []) if not (
         p == "site-knowledge" or (isinstance(p, dict) and "site-knowledge" in p))]
     if with_plugin:

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 import yaml
+from mkdocs.utils.yaml import yaml_load
 from sites import NETBOX
 
 REPO = Path(__file__).resolve().parents[1]
@@ -73,14 +74,14 @@ def build_example_site(workdir: Path) -> Path:
             shutil.copytree(src, workdir / name)
         else:
             shutil.copy2(src, workdir / name)
-    config = yaml.safe_load((REPO / "mkdocs.yml").read_text(encoding="utf-8"))
+    config = yaml_load((REPO / "mkdocs.yml").read_text(encoding="utf-8"))
     _no_remote_fonts(config)
     return build(config, workdir)
 
 
 def build_netbox_site(workdir: Path) -> Path:
     """The 260-page netbox-docs corpus with the plugin added."""
-    config = yaml.safe_load((NETBOX / "mkdocs.yml").read_text(encoding="utf-8"))
+    config = yaml_load((NETBOX / "mkdocs.yml").read_text(encoding="utf-8"))
     config["docs_dir"] = str(NETBOX / "docs")
     plugins = [p for p in config.get("plugins", []) if p != "site-knowledge"]
     config["plugins"] = [*plugins, "site-knowledge"]

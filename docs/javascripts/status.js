@@ -143,12 +143,29 @@
     ]));
   }
 
+  /* The first gateway the chat box asks (the plugin's config on this page), or "". */
+  function configuredGateway() {
+    var tag = document.getElementById("site-knowledge-config");
+    try {
+      return (JSON.parse(tag.textContent).gateways || [])[0] || "";
+    } catch (e) {
+      return "";
+    }
+  }
+
   function start() {
     var root = document.getElementById("sk-status");
     if (timer) { clearTimeout(timer); timer = null; }
     if (!root) return;
     var param = new URLSearchParams(window.location.search).get("gateway");
-    var gateway = (param || root.getAttribute("data-gateway") || "").replace(/\/+$/, "");
+    var gateway = (param || configuredGateway()).replace(/\/+$/, "");
+    if (!gateway) {
+      root.replaceChildren(el("p", { class: "sk-down", role: "status" }, [
+        el("strong", {}, ["This site names no gateway."]),
+        " Questions are answered in your browser, or with search results only."
+      ]));
+      return;
+    }
     function tick() {
       if (!document.body.contains(root)) return;
       var controller = new AbortController();

@@ -14,6 +14,7 @@ from mkdocs.config import base
 from mkdocs.config import config_options as c
 
 from site_knowledge.build.model import BuildError
+from site_knowledge.plugin.gateways import GatewayList
 
 if TYPE_CHECKING:
     from site_knowledge.browser.assets import BrowserOptions
@@ -38,7 +39,7 @@ class SiteKnowledgeOptions(base.Config):
     chunk_size = _ChunkSize(int, default=MAX_CHUNK)
     cache_dir = c.Optional(c.Type(str))
     output_dir = c.Type(str, default="assets/site-knowledge")
-    gateways = c.ListOfItems(c.Type(str), default=[])
+    gateways = GatewayList()
     engines = c.ListOfItems(c.Choice(("gateway", "webllm", "wllama", "search")),
                             default=["gateway", "webllm", "wllama", "search"])
     budgets = c.Type(dict, default={})

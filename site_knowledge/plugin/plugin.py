@@ -2,7 +2,8 @@
 
 Hooks:
     on_startup: keeps the encoder and embedding cache for the life of ``mkdocs serve``.
-    on_config: starts a fresh page list for this build.
+    on_config: starts a fresh page list for this build; warns when a public site names a
+        loopback gateway.
     on_page_read_source: rejects non-UTF-8 pages and malformed front matter, naming the file
         (MkDocs would otherwise silently publish the front matter as text).
     on_page_content: records each published page's rendered HTML (drafts never).
@@ -24,6 +25,7 @@ from site_knowledge.build.compiler import BuildReport, PageInput
 from site_knowledge.build.embed_cache import EmbeddingCache
 from site_knowledge.build.model import BuildError
 from site_knowledge.embedding import Encoder
+from site_knowledge.plugin.gateways import loopback_gateways
 from site_knowledge.plugin.options import SiteKnowledgeOptions, browser_options
 from site_knowledge.plugin.pages import is_draft, page_opt_out, read_page_source
 
@@ -59,7 +61,13 @@ class SiteKnowledgePlugin(BasePlugin[SiteKnowledgeOptions]):
         """Defined so MkDocs keeps this instance, and its embedding cache, across serve rebuilds."""
 
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig | None:
-        """Reset the page list for this build."""
+        """Reset the page list for this build; warn about a loopback gateway on a public site."""
+        for url in loopback_gateways(config.site_url, self.config.gateways):
+            log.warning("site-knowledge: gateway %s is on the visitor's own machine, but "
+                        "site_url %s is public: deployed pages would send each question to "
+                        "the visitor's computer. Name your public gateway (gateways, or "
+                        "SITE_KNOWLEDGE_GATEWAY with `!ENV`), or none to use the browser "
+                        "engines.", url, config.site_url)
         self._pages = []
         return config
 
