@@ -92,6 +92,40 @@ def register(subparsers: Any) -> None:
                        help="llama-server host prompt cache bound (0 disables)")
     add_access_flags(serve)
     serve.set_defaults(handler=run_serve)
+    register_service(subparsers)
+
+
+def register_service(subparsers: Any) -> None:
+    """Add ``service``: a systemd unit or launchd plist that runs ``serve`` or ``gateway``."""
+    service = subparsers.add_parser(
+        "service", help="write a systemd unit or launchd plist that runs serve or gateway",
+        description="Write a service that runs `site-knowledge serve|gateway ARGS` at boot "
+                    "(systemd) or login (launchd) and restarts it when it fails. The command "
+                    "and its flags follow the service options and are checked now.",
+    )
+    kind = service.add_mutually_exclusive_group(required=True)
+    kind.add_argument("--systemd", dest="kind", action="store_const", const="systemd",
+                      help="a system unit for /etc/systemd/system/NAME.service")
+    kind.add_argument("--launchd", dest="kind", action="store_const", const="launchd",
+                      help="a LaunchAgent for ~/Library/LaunchAgents/local.NAME.plist")
+    service.add_argument("--name", default="site-knowledge", help="service name")
+    service.add_argument("--user", default=None,
+                         help="systemd: the account it runs as (default: you)")
+    service.add_argument("--working-directory", type=Path, default=None,
+                         help="where relative paths in the command resolve (default: here)")
+    service.add_argument("--environment-file", type=Path, default=None,
+                         help="systemd: a file of VAR=value lines, e.g. the private mode's "
+                              f"{DEFAULT_TOKEN_ENV} (keep it readable by root only)")
+    service.add_argument("--log-file", type=Path, default=None,
+                         help="launchd: stdout and stderr (default ~/Library/Logs/NAME.log)")
+    service.add_argument("--model-preset", default=None, metavar="NAME",
+                         help="passed to serve as --model-preset NAME")
+    service.add_argument("--output", "-o", type=Path, default=None,
+                         help="write here instead of standard output")
+    service.add_argument("run", nargs=argparse.REMAINDER, metavar="serve|gateway ARGS",
+                         help="the command the service runs, e.g. serve site/ --allow-origin "
+                              "https://you.github.io --trusted-proxy 127.0.0.1/32")
+    service.set_defaults(handler=run_service, service_parser=service)
 
 
 def run_gateway(args: argparse.Namespace) -> int:
@@ -154,6 +188,64 @@ def run_serve(args: argparse.Namespace) -> int:
     except RuntimeError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+
+
+def run_service(args: argparse.Namespace) -> int:
+    import getpass
+    import re
+
+    from .service import (
+        ServiceSpec,
+        launchd_label,
+        launchd_plist,
+        runtime_environment,
+        site_knowledge_program,
+        systemd_unit,
+    )
+
+    parser: argparse.ArgumentParser = args.service_parser
+    command = list(args.run)
+    if not command or command[0] not in ("serve", "gateway"):
+        parser.error("name the command to run after the options: serve SITE_DIR ... or "
+                     "gateway --artifact ... --upstream ...")
+    if not re.fullmatch(r"[A-Za-z0-9_.@-]+", args.name):
+        parser.error(f"--name {args.name!r}: use letters, digits and _ . @ - only")
+    if args.kind == "launchd" and (args.environment_file or args.user):
+        parser.error("--environment-file and --user are for --systemd")
+    if args.kind == "systemd" and args.log_file:
+        parser.error("--log-file is for --launchd (systemd logs to the journal)")
+    if args.model_preset is not None:
+        if command[0] != "serve":
+            parser.error("--model-preset goes with serve")
+        command += ["--model-preset", args.model_preset]
+    check = argparse.ArgumentParser(prog=parser.prog)
+    register(check.add_subparsers(dest="command", required=True))
+    check.parse_args(args.run)  # the command's own flags, checked now
+    spec = ServiceSpec(
+        name=args.name,
+        program=tuple(site_knowledge_program()),
+        command=tuple(command),
+        working_directory=(args.working_directory or Path.cwd()).resolve(),
+        environment=runtime_environment(),
+        user=(args.user or getpass.getuser()) if args.kind == "systemd" else None,
+        environment_file=args.environment_file.resolve() if args.environment_file else None,
+    )
+    if args.kind == "systemd":
+        data = systemd_unit(spec).encode()
+        target = f"/etc/systemd/system/{args.name}.service"
+        hint = f"systemctl daemon-reload && systemctl enable --now {args.name}"
+    else:
+        log_file = args.log_file or Path.home() / "Library" / "Logs" / f"{args.name}.log"
+        data = launchd_plist(spec, log_file.resolve())
+        target = f"~/Library/LaunchAgents/{launchd_label(args.name)}.plist"
+        hint = f"launchctl bootstrap gui/$(id -u) {target}"
+    if args.output is None:
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+    else:
+        args.output.write_bytes(data)
+    print(f"install as {target}, then: {hint}", file=sys.stderr)
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
