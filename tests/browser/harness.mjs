@@ -26,7 +26,11 @@ export function isLoopback(url) {
 }
 
 /** A browser session; `offsite` lists every non-loopback request that was attempted. */
-export async function launch({ colorScheme = "light", viewport = { width: 1200, height: 800 } } = {}) {
+export async function launch({
+  colorScheme = "light",
+  viewport = { width: 1200, height: 800 },
+  ignoreHTTPSErrors = false,
+} = {}) {
   const profile = mkdtempSync(join(tmpdir(), "sk-chromium-"));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
@@ -35,6 +39,7 @@ export async function launch({ colorScheme = "light", viewport = { width: 1200, 
     colorScheme,
     viewport,
     serviceWorkers: "block",
+    ignoreHTTPSErrors, // a test's self-signed certificate
   });
   const session = { context, offsite: [], requests: [], consoleErrors: [] };
   await context.route("**/*", (route) => {
