@@ -173,6 +173,20 @@ def load_battery(path: Path | None = None) -> Battery:
     return Battery(version=version, path=path, items=load_items(path))
 
 
+ANSWERABLE_KINDS = frozenset(
+    {"lookup", "paraphrase", "multi_passage", "followup", "false_premise"}
+)
+"""Kinds of retrieval question the site answers (a false premise is answered by correcting it)."""
+
+GATED_KINDS = frozenset({"out_of_scope", "off_topic", "gibberish", "injection"})
+"""Kinds of retrieval question the gate should refuse before any model runs."""
+
+GATE_LABELS = "gate.json"
+"""Beside a battery: per battery version, the must-refuse items that are off-topic (the gate
+should refuse them); the other must-refuse items are private questions about what the site
+covers, which only the model can decline."""
+
+
 @dataclass(frozen=True)
 class RetrievalQuestion:
     """A retrieval-eval question: expected pages (paths) or source ids.
@@ -187,41 +201,103 @@ class RetrievalQuestion:
     history: tuple[str, ...] = ()
     in_scope: bool = True
 
+    @property
+    def gated(self) -> bool:
+        """Off-topic, gibberish or an injection: a question the gate itself should refuse."""
+        return not self.in_scope and self.kind in GATED_KINDS
+
 
 def load_questions(path: Path) -> tuple[RetrievalQuestion, ...]:
-    """Load a retrieval question file: netbox-style ``{id, question, expected, kind}`` lines
-    or a battery file, whose items become questions (sources expected; must-refuse and
-    gibberish items expected to be gated)."""
+    """Load a retrieval question file, or a battery file as retrieval questions.
+
+    A question file has one ``{id, question, expected, kind, history?}`` object a line;
+    ``kind`` is one of `ANSWERABLE_KINDS` (``expected`` non-empty) or `GATED_KINDS`
+    (``expected`` empty), ``history`` the earlier questions, oldest first. A battery item
+    becomes a question whose kind is its category (sources expected); its must-refuse items
+    are ``off_topic`` when ``gate.json`` beside the battery lists them, else ``private``.
+    """
     out: list[RetrievalQuestion] = []
+    seen: set[str] = set()
+    off_topic = _battery_off_topic(path)
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
             continue
-        raw = json.loads(line)
         where = f"{path.name}:{n}"
-        if "category" in raw:
-            item = parse_item(raw, where)
-            out.append(
-                RetrievalQuestion(
-                    id=item.id,
-                    question=item.question,
-                    expected=() if item.must_refuse else item.sources,
-                    kind=item.category,
-                    history=tuple(t.question for t in item.history),
-                    in_scope=not item.must_refuse,
-                )
-            )
-            continue
-        expected = raw.get("expected")
-        if not isinstance(expected, list) or not isinstance(raw.get("question"), str):
-            raise DatasetError(f"{where}: needs question and expected")
-        out.append(
-            RetrievalQuestion(
-                id=str(raw["id"]),
-                question=raw["question"],
-                expected=tuple(expected),
-                kind=str(raw.get("kind", "lookup")),
-                history=tuple(raw.get("history", [])),
-                in_scope=bool(expected) and raw.get("kind") != "out_of_scope",
-            )
+        try:
+            raw = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DatasetError(f"{where}: {exc}") from exc
+        question = (
+            _battery_question(parse_item(raw, where), off_topic)
+            if isinstance(raw, dict) and "category" in raw
+            else _retrieval_question(raw, where)
         )
+        if question.id in seen:
+            raise DatasetError(f"{where}: duplicate id {question.id!r}")
+        seen.add(question.id)
+        out.append(question)
     return tuple(out)
+
+
+def _battery_off_topic(path: Path) -> frozenset[str]:
+    labels = path.parent / GATE_LABELS
+    if not labels.is_file():
+        return frozenset()
+    try:
+        data = json.loads(labels.read_text(encoding="utf-8"))
+        ids = data.get(path.stem, {}).get("off_topic", [])
+    except (json.JSONDecodeError, AttributeError) as exc:
+        raise DatasetError(f"{labels.name}: expected {{version: {{off_topic: [ids]}}}}") from exc
+    if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+        raise DatasetError(f"{labels.name}: {path.stem}.off_topic must be a list of ids")
+    return frozenset(ids)
+
+
+def _battery_question(item: Item, off_topic: frozenset[str]) -> RetrievalQuestion:
+    kind = item.category
+    if item.must_refuse and kind == "must_refuse":
+        kind = "off_topic" if item.id in off_topic else "private"
+    return RetrievalQuestion(
+        id=item.id,
+        question=item.question,
+        expected=() if item.must_refuse else item.sources,
+        kind=kind,
+        history=tuple(t.question for t in item.history),
+        in_scope=not item.must_refuse,
+    )
+
+
+def _retrieval_question(raw: object, where: str) -> RetrievalQuestion:
+    if not isinstance(raw, dict):
+        raise DatasetError(f"{where}: not an object")
+    unknown = set(raw) - {"id", "question", "expected", "kind", "history"}
+    if unknown:
+        raise DatasetError(f"{where}: unknown keys {sorted(unknown)}")
+    for key in ("id", "question"):
+        if not isinstance(raw.get(key), str) or not raw[key].strip():
+            raise DatasetError(f"{where}: {key!r} must be a non-empty string")
+    expected = raw.get("expected")
+    if not isinstance(expected, list) or not all(isinstance(e, str) and e for e in expected):
+        raise DatasetError(f"{where}: 'expected' must be a list of page paths or source ids")
+    kind = raw.get("kind", "lookup")
+    if kind not in ANSWERABLE_KINDS | GATED_KINDS:
+        known = ", ".join(sorted(ANSWERABLE_KINDS | GATED_KINDS))
+        raise DatasetError(f"{where}: unknown kind {kind!r} (one of {known})")
+    if (kind in GATED_KINDS) == bool(expected):
+        raise DatasetError(
+            f"{where}: a {kind} question must {'not ' if kind in GATED_KINDS else ''}"
+            "name expected pages"
+        )
+    history = raw.get("history", [])
+    if not isinstance(history, list) or not all(isinstance(h, str) and h.strip() for h in history):
+        raise DatasetError(f"{where}: 'history' must be a list of earlier questions")
+    if kind == "followup" and not history:
+        raise DatasetError(f"{where}: a follow-up needs its earlier question in 'history'")
+    return RetrievalQuestion(
+        id=raw["id"],
+        question=raw["question"],
+        expected=tuple(expected),
+        kind=kind,
+        history=tuple(history),
+        in_scope=kind not in GATED_KINDS,
+    )

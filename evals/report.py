@@ -34,6 +34,13 @@ def _fmt(value: object) -> str:
     return str(value)
 
 
+def _rate(part: float, whole: float) -> str:
+    """``97.9% (46/47)``, or ``n/a`` for none."""
+    if not whole:
+        return "n/a"
+    return f"{100 * part / whole:.1f}% ({int(part)}/{int(whole)})"
+
+
 def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(_fmt(c).replace("|", "\\|") for c in row) + " |" for row in rows]
@@ -107,28 +114,35 @@ def _retrieval_md(doc: dict[str, Any]) -> str:
     lines += ["", "## Gate (the compiler's calibrated thresholds, not tuned here)", ""]
     lines += _table(
         [
+            "answerable passed",
+            "off-topic/gibberish/injection refused",
             "in scope passed",
             "in scope refused",
             "out of scope passed",
             "out of scope refused",
             "pass precision",
-            "pass recall",
             "refuse precision",
-            "refuse recall",
         ],
         [
             [
+                _rate(gate["passed_in_scope"], gate["in_scope"]),
+                _rate(gate.get("refused_gated", 0), gate.get("gated", 0)),
                 int(gate["passed_in_scope"]),
                 int(gate["refused_in_scope"]),
                 int(gate["passed_out_of_scope"]),
                 int(gate["refused_out_of_scope"]),
                 gate["pass_precision"],
-                gate["pass_recall"],
                 gate["refuse_precision"],
-                gate["refuse_recall"],
             ]
         ],
     )
+    by_kind = gate.get("by_kind") or {}
+    if by_kind:
+        lines += [""]
+        lines += _table(
+            ["kind", "questions", "passed by the gate"],
+            [[k, v["questions"], v["passed"]] for k, v in by_kind.items()],
+        )
     lines += ["", "## Findings", "", *[f"- {f}" for f in doc["findings"]], ""]
     variants = doc.get("diagnostics", {}).get("weight_variants") or {}
     if variants:
@@ -202,8 +216,10 @@ def _metrics(doc: dict[str, Any]) -> dict[str, float]:
                 out[f"{mode} {key}"] = float(m["ranking"].get(key, 0.0))
             out[f"{mode} recall@4 after gate"] = float(m["end_to_end"].get("recall@4", 0.0))
             out[f"{mode} p50 ms"] = float(m["latency_ms"]["p50"])
-        for key in ("pass_precision", "pass_recall", "refuse_precision", "refuse_recall"):
-            out[f"gate {key}"] = float(doc["summary"]["gate"][key])
+        for key in ("pass_precision", "pass_recall", "refuse_precision", "refuse_recall",
+                    "refuse_rate_gated"):
+            if key in doc["summary"]["gate"]:
+                out[f"gate {key}"] = float(doc["summary"]["gate"][key])
     else:
         summary = doc["summary"]
         out["total"] = float(summary["score"])

@@ -120,21 +120,32 @@ def _ranking(results: Sequence[QuestionResult], mode: str, gate: bool) -> dict[s
     return metrics
 
 
-def gate_metrics(results: Sequence[QuestionResult]) -> dict[str, float]:
-    """The gate as a classifier, both ways round.
+def gate_metrics(results: Sequence[QuestionResult]) -> dict[str, Any]:
+    """The gate as a classifier, both ways round, and the two rates the targets name.
 
     ``pass_*``: positive = answered; precision is the in-scope share of what it let through,
     recall the in-scope share it let through. ``refuse_*``: positive = refused; precision is
     the out-of-scope share of what it refused, recall the out-of-scope share it refused.
+    ``pass_rate_answerable`` is ``pass_recall``; ``refuse_rate_gated`` is the share refused of
+    the off-topic, gibberish and injection questions (private questions about what the site
+    covers are out of scope but left to the model, so they are not in it). ``by_kind`` counts
+    the questions each kind sent and let through.
     """
     tp = sum(1 for r in results if r.in_scope and r.answerable)
     fn = sum(1 for r in results if r.in_scope and not r.answerable)
     fp = sum(1 for r in results if not r.in_scope and r.answerable)
     tn = sum(1 for r in results if not r.in_scope and not r.answerable)
+    gated = [r for r in results if r.question.gated]
+    refused_gated = sum(1 for r in gated if not r.answerable)
 
     def ratio(a: int, b: int) -> float:
         return a / b if b else 0.0
 
+    by_kind: dict[str, dict[str, int]] = {}
+    for r in results:
+        counts = by_kind.setdefault(r.question.kind, {"questions": 0, "passed": 0})
+        counts["questions"] += 1
+        counts["passed"] += int(r.answerable)
     return {
         "in_scope": float(tp + fn),
         "out_of_scope": float(fp + tn),
@@ -146,6 +157,11 @@ def gate_metrics(results: Sequence[QuestionResult]) -> dict[str, float]:
         "pass_recall": ratio(tp, tp + fn),
         "refuse_precision": ratio(tn, tn + fn),
         "refuse_recall": ratio(tn, tn + fp),
+        "gated": float(len(gated)),
+        "refused_gated": float(refused_gated),
+        "pass_rate_answerable": ratio(tp, tp + fn),
+        "refuse_rate_gated": ratio(refused_gated, len(gated)),
+        "by_kind": dict(sorted(by_kind.items())),
     }
 
 

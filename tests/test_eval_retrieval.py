@@ -115,3 +115,38 @@ def test_llama_engine_uses_the_gateway_prompt(example_dir: Path) -> None:
     assert "Question: Where does Teo work now?" in seen[0]["messages"][-1]["content"]  # type: ignore[index]
     refused = engine.ask(items["gibberish-01"])
     assert refused.refused and len(seen) == 1
+
+
+def test_sets_table_has_a_row_per_set_and_mode_and_the_gate_rates() -> None:
+    from evals.retrieval_sets import table
+
+    q = RetrievalQuestion("p", "q", ("a.md",), "paraphrase")
+    off = RetrievalQuestion("o", "q", (), "off_topic", in_scope=False)
+    results = []
+    for question, answerable, rank in ((q, True, 2), (off, True, None)):
+        r = retrieval_eval.QuestionResult(question, answerable, {})
+        r.ranks = dict.fromkeys(retrieval_eval.MODES, rank)
+        r.top = {m: [] for m in retrieval_eval.MODES}
+        r.latency_ms = dict.fromkeys(retrieval_eval.MODES, 1.0)
+        results.append(r)
+    doc = {"summary": retrieval_eval.summarise(results),
+           "configuration": {"gate": {"min_coverage": 0.5, "min_cosine": 0.2, "strong_cosine": 0.4}}}
+    text = table({"site-a": doc})
+    rows = [line for line in text.splitlines() if line.startswith("| ")][1:]
+    assert len(rows) == len(retrieval_eval.MODES)
+    assert rows[0].startswith("| site-a (1 ranked) | bm25 | 0.000 | 1.000 | 1.000 | 0.500 | 1.000 (1)")
+    assert "100.0% (1/1) | 0.0% (0/1) |" in rows[0]
+    assert "site-a: min_coverage 0.5, min_cosine 0.2, strong_cosine 0.4" in text
+
+
+def test_corpus_plugins_keep_their_own_and_add_site_knowledge_once(tmp_path: Path) -> None:
+    from evals.sites import SITES, plugins_with_site_knowledge
+
+    config = tmp_path / "mkdocs.yml"
+    config.write_text("site_name: x\nplugins:\n  - search\n  - blog:\n      blog_dir: .\n"
+                      "  - site-knowledge:\n      ontology: o.py\n")
+    assert plugins_with_site_knowledge(config, {"chat": False}) == [
+        "search", {"blog": {"blog_dir": "."}}, {"site-knowledge": {"ontology": "o.py", "chat": False}}]
+    (tmp_path / "bare.yml").write_text("site_name: y\n")
+    assert plugins_with_site_knowledge(tmp_path / "bare.yml", {}) == ["search", "site-knowledge"]
+    assert plugins_with_site_knowledge(SITES["drf-docs"].config_file, {})[-1] == "site-knowledge"

@@ -1,0 +1,82 @@
+"""The four sites the retrieval eval measures, built with the plugin from the repository.
+
+The example site (``mkdocs.yml`` at the root) and the three real corpora under
+``tests/corpora/``. A corpus is built from its own ``mkdocs.yml`` in place (MkDocs only reads
+the docs folder), with ``site-knowledge`` appended to its plugins and the output written
+elsewhere, so the corpus folders are never edited.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+CORPORA = REPO / "tests" / "corpora"
+
+
+@dataclass(frozen=True)
+class Site:
+    """A buildable site: its name and its MkDocs configuration file."""
+
+    name: str
+    config_file: Path
+
+
+SITES: dict[str, Site] = {
+    "example": Site("example", REPO / "mkdocs.yml"),
+    "netbox": Site("netbox", CORPORA / "netbox-docs" / "mkdocs.yml"),
+    "evaluationcontext-blog": Site(
+        "evaluationcontext-blog", CORPORA / "evaluationcontext-blog" / "mkdocs.yml"
+    ),
+    "drf-docs": Site("drf-docs", CORPORA / "drf-docs" / "mkdocs.yml"),
+}
+
+
+def plugins_with_site_knowledge(config_file: Path, options: dict[str, Any]) -> list[Any]:
+    """The site's own plugins with ``site-knowledge`` last, its own options updated by ``options``."""
+    from mkdocs.utils.yaml import yaml_load
+
+    with config_file.open("rb") as handle:
+        raw = yaml_load(handle)
+    plugins = raw.get("plugins", ["search"])
+    if isinstance(plugins, dict):
+        plugins = [{name: value} if value else name for name, value in plugins.items()]
+    own: dict[str, Any] = {}
+    kept: list[Any] = []
+    for plugin in plugins:
+        if plugin == "site-knowledge":
+            continue
+        if isinstance(plugin, dict) and "site-knowledge" in plugin:
+            own = dict(plugin["site-knowledge"] or {})
+            continue
+        kept.append(plugin)
+    merged = {**own, **options}
+    return [*kept, {"site-knowledge": merged} if merged else "site-knowledge"]
+
+
+def build(site: Site, site_dir: Path, **options: Any) -> Path:
+    """Run a real ``mkdocs build`` of ``site`` into ``site_dir`` with the plugin.
+
+    Args:
+        site: One of `SITES`.
+        site_dir: Where the built site goes (created).
+        **options: ``site-knowledge`` plugin options (``chat=False`` skips the browser assets).
+
+    Returns:
+        The built site folder.
+    """
+    from mkdocs.commands.build import build as mkdocs_build
+    from mkdocs.config import load_config
+
+    os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")
+    plugins = plugins_with_site_knowledge(site.config_file, options)
+    overrides: dict[str, Any] = {"site_dir": str(site_dir), "plugins": plugins}
+    config = load_config(str(site.config_file), **overrides)
+    theme = config.theme
+    if theme.name == "material":
+        theme["font"] = False
+    mkdocs_build(config)
+    return site_dir
