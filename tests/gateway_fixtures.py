@@ -3,6 +3,7 @@ free port, an SSE reader, and a log recorder. Imported explicitly by the test mo
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import socket
@@ -17,6 +18,9 @@ import httpx
 import pytest
 import uvicorn
 from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
 
 from site_knowledge.gateway.model import DEFAULT_MODEL_SHA256
 from site_knowledge.gateway.serve import uvicorn_config
@@ -157,3 +161,68 @@ class LogRecorder(logging.Handler):
         logging.getLogger().removeHandler(self)
         for name, level in self._levels.items():
             logging.getLogger(name).setLevel(level)
+
+
+def _chunk(content: str | None = None, finish: str | None = None) -> bytes:
+    delta = {"content": content} if content is not None else {}
+    body = {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    return b"data: " + json.dumps(body).encode() + b"\n\n"
+
+
+SCRIPTS: dict[str, list[bytes]] = {
+    "ok": [_chunk("Slotmeter measures [1]"), _chunk(" caches [9]."), _chunk(None, "stop"),
+           b"data: [DONE]\n\n"],
+    "length": [_chunk("Slot"), _chunk(None, "length"), b"data: [DONE]\n\n"],
+    "unknown_finish": [_chunk("x"), _chunk(None, "tool_calls"), b"data: [DONE]\n\n"],
+    "malformed": [_chunk("x"), b"data: {oops\n\n"],
+    "not_sse": [_chunk("x"), b"<html>proxy error</html>\n"],
+    "oversized": [_chunk("y" * 200)] * 40,
+    "eof": [_chunk("half an ans")],
+    "done_without_finish": [_chunk("x"), b"data: [DONE]\n\n"],
+    "error_event": [_chunk("x"), b'data: {"error": {"code": 500, "message": "secret detail"}}\n\n'],
+}
+
+
+class ScriptedUpstream:
+    """A stand-in llama-server whose chat endpoint plays ``SCRIPTS[mode]``."""
+
+    def __init__(self) -> None:
+        self.mode = "ok"
+        self.requests: list[dict[str, Any]] = []
+        self.primed: list[str] = []
+        self.prime_delay = 0.0
+        self.app = Starlette(routes=[
+            Route("/health", lambda r: JSONResponse({"status": "ok"})),
+            Route("/props", lambda r: JSONResponse({"total_slots": 3})),
+            Route("/v1/chat/completions", self.chat, methods=["POST"]),
+            Route("/apply-template", self.template, methods=["POST"]),
+            Route("/completion", self.completion, methods=["POST"]),
+        ])
+
+    async def template(self, request: Request) -> Response:
+        messages = (await request.json())["messages"]
+        return JSONResponse({"prompt": "|".join(m["content"] for m in messages)})
+
+    async def completion(self, request: Request) -> Response:
+        body = await request.json()
+        self.primed.append("started")
+        started = time.monotonic()
+        while time.monotonic() - started < self.prime_delay:
+            await asyncio.sleep(0.05)
+        self.primed[-1] = "done"
+        assert body["n_predict"] == 0 and body["id_slot"] == 1 and body["cache_prompt"]
+        return JSONResponse({"content": ""})
+
+    async def chat(self, request: Request) -> Response:
+        self.requests.append(await request.json())
+        if self.mode == "status500":
+            return JSONResponse({"error": "boom"}, status_code=500)
+        if self.mode == "busy503":
+            return JSONResponse({"error": "no slot"}, status_code=503)
+        script = SCRIPTS[self.mode]
+
+        async def body() -> Iterator[bytes]:  # type: ignore[misc]
+            for part in script:
+                yield part
+
+        return StreamingResponse(body(), media_type="text/event-stream")

@@ -4,7 +4,6 @@ never would: malformed events, unknown finish reasons, floods, early EOF)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from collections.abc import Iterator
@@ -12,17 +11,18 @@ from typing import Any
 
 import httpx
 import pytest
-from gateway_fixtures import ThreadedServer, ask, free_port, metrics
+from gateway_fixtures import (
+    ScriptedUpstream,
+    ThreadedServer,
+    ask,
+    free_port,
+    metrics,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
-from starlette.routing import Route
 
 from site_knowledge.gateway.app import create_app
 from site_knowledge.gateway.config import GatewayConfig, Limits
-from site_knowledge.retrieval import KnowledgeIndex, load_index
 
 ANSWERABLE = "What is slotmeter?"
 OFF_TOPIC = "What is the best recipe for banana bread?"
@@ -32,90 +32,11 @@ GENEROUS = Limits(visitor_requests_per_minute=10_000, global_requests_per_minute
 
 
 @pytest.fixture(scope="module")
-def index(example_site) -> KnowledgeIndex:
-    loaded = load_index(example_site.site_dir)
-    loaded.encoder  # noqa: B018
-    return loaded
-
-
-def _chunk(content: str | None = None, finish: str | None = None) -> bytes:
-    delta = {"content": content} if content is not None else {}
-    body = {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
-    return b"data: " + json.dumps(body).encode() + b"\n\n"
-
-
-SCRIPTS: dict[str, list[bytes]] = {
-    "ok": [_chunk("Slotmeter measures [1]"), _chunk(" caches [9]."), _chunk(None, "stop"),
-           b"data: [DONE]\n\n"],
-    "length": [_chunk("Slot"), _chunk(None, "length"), b"data: [DONE]\n\n"],
-    "unknown_finish": [_chunk("x"), _chunk(None, "tool_calls"), b"data: [DONE]\n\n"],
-    "malformed": [_chunk("x"), b"data: {oops\n\n"],
-    "not_sse": [_chunk("x"), b"<html>proxy error</html>\n"],
-    "oversized": [_chunk("y" * 200)] * 40,
-    "eof": [_chunk("half an ans")],
-    "done_without_finish": [_chunk("x"), b"data: [DONE]\n\n"],
-    "error_event": [_chunk("x"), b'data: {"error": {"code": 500, "message": "secret detail"}}\n\n'],
-}
-
-
-class ScriptedUpstream:
-    """A stand-in llama-server whose chat endpoint plays ``SCRIPTS[mode]``."""
-
-    def __init__(self) -> None:
-        self.mode = "ok"
-        self.requests: list[dict[str, Any]] = []
-        self.primed: list[str] = []
-        self.prime_delay = 0.0
-        self.app = Starlette(routes=[
-            Route("/health", lambda r: JSONResponse({"status": "ok"})),
-            Route("/props", lambda r: JSONResponse({"total_slots": 3})),
-            Route("/v1/chat/completions", self.chat, methods=["POST"]),
-            Route("/apply-template", self.template, methods=["POST"]),
-            Route("/completion", self.completion, methods=["POST"]),
-        ])
-
-    async def template(self, request: Request) -> Response:
-        messages = (await request.json())["messages"]
-        return JSONResponse({"prompt": "|".join(m["content"] for m in messages)})
-
-    async def completion(self, request: Request) -> Response:
-        body = await request.json()
-        self.primed.append("started")
-        started = time.monotonic()
-        while time.monotonic() - started < self.prime_delay:
-            await asyncio.sleep(0.05)
-        self.primed[-1] = "done"
-        assert body["n_predict"] == 0 and body["id_slot"] == 1 and body["cache_prompt"]
-        return JSONResponse({"content": ""})
-
-    async def chat(self, request: Request) -> Response:
-        self.requests.append(await request.json())
-        if self.mode == "status500":
-            return JSONResponse({"error": "boom"}, status_code=500)
-        if self.mode == "busy503":
-            return JSONResponse({"error": "no slot"}, status_code=503)
-        script = SCRIPTS[self.mode]
-
-        async def body() -> Iterator[bytes]:  # type: ignore[misc]
-            for part in script:
-                yield part
-
-        return StreamingResponse(body(), media_type="text/event-stream")
-
-
-@pytest.fixture(scope="module")
-def scripted() -> Iterator[tuple[ScriptedUpstream, str]]:
-    upstream = ScriptedUpstream()
-    with ThreadedServer(upstream.app) as server:
-        yield upstream, server.url
-
-
-@pytest.fixture(scope="module")
-def policy_gateway(index) -> Iterator[str]:
+def policy_gateway(example_index) -> Iterator[str]:
     """Token and origin configured; upstream is a closed port (no model needed)."""
     config = GatewayConfig(upstreams=(f"http://127.0.0.1:{free_port()}",),
                            allow_origins=frozenset({ORIGIN}), token="s3cret", limits=GENEROUS)
-    with ThreadedServer(create_app(index, config)) as server:
+    with ThreadedServer(create_app(example_index, config)) as server:
         yield server.url
 
 
@@ -174,10 +95,10 @@ def test_preflight_answers_only_allowed_origins(policy_gateway):
     assert bad.status_code == 403
 
 
-def test_per_visitor_rate_limit(index):
+def test_per_visitor_rate_limit(example_index):
     limits = Limits(visitor_requests_per_minute=2, global_requests_per_minute=100)
     config = GatewayConfig(upstreams=(f"http://127.0.0.1:{free_port()}",), limits=limits)
-    with ThreadedServer(create_app(index, config)) as server:
+    with ThreadedServer(create_app(example_index, config)) as server:
         assert [ask(server.url, OFF_TOPIC).status for _ in range(2)] == [200, 200]
         limited = ask(server.url, OFF_TOPIC)
         assert limited.status == 429 and limited.body["error"]["code"] == "rate_limited"
@@ -217,23 +138,23 @@ def test_fuzzed_bodies_never_get_a_server_error(policy_gateway, body):
         assert set(response.json()["error"]) == {"code", "message"}
 
 
-def test_gate_refusal_streams_the_sentence_without_an_upstream_request(index, scripted):
+def test_gate_refusal_streams_the_sentence_without_an_upstream_request(example_index, scripted):
     upstream, url = scripted
     config = GatewayConfig(upstreams=(url,), limits=GENEROUS)
     before = len(upstream.requests)
-    with ThreadedServer(create_app(index, config)) as server:
+    with ThreadedServer(create_app(example_index, config)) as server:
         stream = ask(server.url, OFF_TOPIC)
-        assert stream.text == index.artifact["prompt"]["refusal"]
+        assert stream.text == example_index.artifact["prompt"]["refusal"]
         assert stream.terminal == {"done": True, "finish_reason": "refused", "citations": []}
         assert metrics(server.url)["upstream"]["requests"] == 0
     assert len(upstream.requests) == before
 
 
-def test_answer_payload_and_citations(index, scripted):
+def test_answer_payload_and_citations(example_index, scripted):
     upstream, url = scripted
     upstream.mode = "ok"
     config = GatewayConfig(upstreams=(url,), limits=GENEROUS)
-    with ThreadedServer(create_app(index, config)) as server:
+    with ThreadedServer(create_app(example_index, config)) as server:
         stream = ask(server.url, ANSWERABLE, history=[
             {"question": "Who is Teo?", "answer": "An engineer [1]."}])
     sources = next(e["sources"] for e in stream.events if "sources" in e)
@@ -245,7 +166,7 @@ def test_answer_payload_and_citations(index, scripted):
     assert payload["temperature"] == 0 and payload["max_tokens"] == 256
     assert payload["chat_template_kwargs"] == {"enable_thinking": False}
     messages = payload["messages"]
-    assert messages[0] == {"role": "system", "content": index.artifact["prompt"]["system"]}
+    assert messages[0] == {"role": "system", "content": example_index.artifact["prompt"]["system"]}
     assert messages[1:3] == [{"role": "user", "content": "Who is Teo?"},
                              {"role": "assistant", "content": "An engineer."}]
     assert messages[3]["content"].startswith("Excerpts from the site:\n\n[1] ")
@@ -262,11 +183,11 @@ def test_answer_payload_and_citations(index, scripted):
     ("error_event", "upstream_error"),
     ("status500", "upstream_error"),
 ])
-def test_bad_upstream_streams_become_sanitised_errors(index, scripted, mode, code):
+def test_bad_upstream_streams_become_sanitised_errors(example_index, scripted, mode, code):
     upstream, url = scripted
     upstream.mode = mode
     config = GatewayConfig(upstreams=(url,), limits=GENEROUS)
-    with ThreadedServer(create_app(index, config)) as server:
+    with ThreadedServer(create_app(example_index, config)) as server:
         stream = ask(server.url, ANSWERABLE)
         assert stream.status == 200
         assert stream.terminal is not None and stream.terminal["error"]["code"] == code
@@ -276,18 +197,18 @@ def test_bad_upstream_streams_become_sanitised_errors(index, scripted, mode, cod
     upstream.mode = "ok"
 
 
-def test_length_finish_is_reported(index, scripted):
+def test_length_finish_is_reported(example_index, scripted):
     upstream, url = scripted
     upstream.mode = "length"
     config = GatewayConfig(upstreams=(url,), limits=GENEROUS)
-    with ThreadedServer(create_app(index, config)) as server:
+    with ThreadedServer(create_app(example_index, config)) as server:
         stream = ask(server.url, ANSWERABLE)
         assert stream.terminal == {"done": True, "finish_reason": "length", "citations": []}
         assert metrics(server.url)["outcomes"]["truncated"] == 1
     upstream.mode = "ok"
 
 
-def test_pre_generation_refusals_move_to_the_next_upstream(index, scripted):
+def test_pre_generation_refusals_move_to_the_next_upstream(example_index, scripted):
     upstream, url = scripted
     busy = ScriptedUpstream()
     busy.mode = "busy503"
@@ -295,29 +216,29 @@ def test_pre_generation_refusals_move_to_the_next_upstream(index, scripted):
         dead = f"http://127.0.0.1:{free_port()}"
         config = GatewayConfig(upstreams=(dead, busy_server.url, url), limits=GENEROUS)
         upstream.mode = "ok"
-        with ThreadedServer(create_app(index, config)) as server:
+        with ThreadedServer(create_app(example_index, config)) as server:
             stream = ask(server.url, ANSWERABLE)
             assert stream.terminal is not None and stream.terminal["done"] is True
             assert metrics(server.url)["upstream"]["failovers"] == 2
     assert len(busy.requests) == 1
 
 
-def test_failure_after_generation_began_is_never_retried(index, scripted):
+def test_failure_after_generation_began_is_never_retried(example_index, scripted):
     upstream, url = scripted
     second = ScriptedUpstream()
     with ThreadedServer(second.app) as second_server:
         upstream.mode = "eof"
         config = GatewayConfig(upstreams=(url, second_server.url), limits=GENEROUS)
-        with ThreadedServer(create_app(index, config)) as server:
+        with ThreadedServer(create_app(example_index, config)) as server:
             stream = ask(server.url, ANSWERABLE)
         assert stream.terminal is not None and "error" in stream.terminal
         assert second.requests == []
     upstream.mode = "ok"
 
 
-def test_all_upstreams_down_is_an_error_event(index):
+def test_all_upstreams_down_is_an_error_event(example_index):
     config = GatewayConfig(upstreams=(f"http://127.0.0.1:{free_port()}",), limits=GENEROUS)
-    with ThreadedServer(create_app(index, config)) as server:
+    with ThreadedServer(create_app(example_index, config)) as server:
         stream = ask(server.url, ANSWERABLE)
         assert stream.terminal == {"error": {"code": "upstream_unavailable",
                                              "message": "No model server is available."}}
@@ -325,11 +246,11 @@ def test_all_upstreams_down_is_an_error_event(index):
         assert health.status_code == 503 and health.json()["upstreams"] == [{"index": 0, "ok": False}]
 
 
-def test_idle_answer_slot_is_primed_with_the_frozen_exchange(index, scripted):
+def test_idle_answer_slot_is_primed_with_the_frozen_exchange(example_index, scripted):
     upstream, url = scripted
     upstream.mode, upstream.prime_delay, upstream.primed = "ok", 0.0, []
     config = GatewayConfig(upstreams=(url,), limits=GENEROUS)
-    with ThreadedServer(create_app(index, config)) as server:
+    with ThreadedServer(create_app(example_index, config)) as server:
         ask(server.url, ANSWERABLE)
         deadline = time.monotonic() + 5
         while upstream.primed != ["done"] and time.monotonic() < deadline:
@@ -337,11 +258,11 @@ def test_idle_answer_slot_is_primed_with_the_frozen_exchange(index, scripted):
     assert upstream.primed == ["done"]
 
 
-def test_a_new_visitor_cancels_the_primer(index, scripted):
+def test_a_new_visitor_cancels_the_primer(example_index, scripted):
     upstream, url = scripted
     upstream.mode, upstream.prime_delay, upstream.primed = "ok", 30.0, []
     config = GatewayConfig(upstreams=(url,), limits=GENEROUS)
-    with ThreadedServer(create_app(index, config)) as server:
+    with ThreadedServer(create_app(example_index, config)) as server:
         ask(server.url, ANSWERABLE)
         while not upstream.primed:
             time.sleep(0.02)

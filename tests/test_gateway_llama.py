@@ -40,7 +40,6 @@ from site_knowledge.gateway.app import create_app
 from site_knowledge.gateway.config import GatewayConfig, Limits
 from site_knowledge.gateway.model import ModelVerificationError
 from site_knowledge.gateway.supervisor import LlamaServer, LlamaSpec
-from site_knowledge.retrieval import KnowledgeIndex, load_index
 
 pytestmark = [pytest.mark.llama, pytest.mark.slow, needs_llama]
 
@@ -66,13 +65,6 @@ def recorder() -> Iterator[LogRecorder]:
 
 
 @pytest.fixture(scope="module")
-def index(example_site) -> KnowledgeIndex:
-    loaded = load_index(example_site.site_dir)
-    loaded.encoder  # noqa: B018
-    return loaded
-
-
-@pytest.fixture(scope="module")
 def llama(tmp_path_factory, recorder) -> Iterator[LlamaServer]:
     server = start_llama(tmp_path_factory.mktemp("llama") / "llama.log")
     yield server
@@ -80,9 +72,9 @@ def llama(tmp_path_factory, recorder) -> Iterator[LlamaServer]:
 
 
 @pytest.fixture(scope="module")
-def gateway(index, llama, recorder) -> Iterator[str]:
+def gateway(example_index, llama, recorder) -> Iterator[str]:
     config = GatewayConfig(upstreams=(llama.spec.url,), limits=LIMITS, model=MODEL.name)
-    with ThreadedServer(create_app(index, config, model_sha256=llama.model_sha256)) as server:
+    with ThreadedServer(create_app(example_index, config, model_sha256=llama.model_sha256)) as server:
         yield server.url
 
 
@@ -127,10 +119,10 @@ def test_question_streams_deltas_and_ends_with_resolvable_citations(gateway, exa
     assert metrics(gateway)["upstream"]["requests"] == before + 1
 
 
-def test_off_topic_is_refused_without_an_upstream_request(gateway, index):
+def test_off_topic_is_refused_without_an_upstream_request(gateway, example_index):
     before = metrics(gateway)["upstream"]["requests"]
     stream = remember(OFF_TOPIC, ask(gateway, OFF_TOPIC))
-    assert stream.text == index.artifact["prompt"]["refusal"]
+    assert stream.text == example_index.artifact["prompt"]["refusal"]
     assert stream.terminal == {"done": True, "finish_reason": "refused", "citations": []}
     assert metrics(gateway)["upstream"]["requests"] == before
 
@@ -263,13 +255,13 @@ def test_client_disconnect_mid_answer_cancels_the_generation(gateway, llama):
     assert snap["outcomes"]["cancelled"] == before + 1 and snap["queue"]["active"] == 0
 
 
-def test_llama_killed_mid_stream_then_restarted(index, tmp_path, recorder):
+def test_llama_killed_mid_stream_then_restarted(example_index, tmp_path, recorder):
     port = free_port()
     log = tmp_path / "llama.log"
     llama = start_llama(log, port=port)
     config = GatewayConfig(upstreams=(llama.spec.url,), limits=LIMITS)
     try:
-        with ThreadedServer(create_app(index, config)) as server:
+        with ThreadedServer(create_app(example_index, config)) as server:
             stream = Stream(0, {})
             with httpx.Client(timeout=120) as client, client.stream(
                 "POST", server.url + "/api/ask", json={"question": LONG_QUESTION}
@@ -298,10 +290,10 @@ def test_llama_killed_mid_stream_then_restarted(index, tmp_path, recorder):
         llama.stop()
 
 
-def test_second_upstream_answers_when_the_first_is_down(index, llama):
+def test_second_upstream_answers_when_the_first_is_down(example_index, llama):
     dead = f"http://127.0.0.1:{free_port()}"
     config = GatewayConfig(upstreams=(dead, llama.spec.url), limits=LIMITS)
-    with ThreadedServer(create_app(index, config)) as server:
+    with ThreadedServer(create_app(example_index, config)) as server:
         stream = remember(QUESTION, ask(server.url, QUESTION))
         assert stream.terminal is not None and stream.terminal.get("done") is True
         snap = metrics(server.url)
