@@ -141,6 +141,7 @@ class LogRecorder(logging.Handler):
 
     def __init__(self) -> None:
         super().__init__(logging.DEBUG)
+        self.setFormatter(logging.Formatter("%(name)s: %(message)s"))
         self.lines: list[str] = []
 
     def emit(self, record: logging.LogRecord) -> None:
@@ -208,6 +209,9 @@ class ScriptedUpstream:
         self.primed.append("started")
         started = time.monotonic()
         while time.monotonic() - started < self.prime_delay:
+            if await request.is_disconnected():
+                self.primed[-1] = "abandoned"  # the gateway gave the priming request up
+                return Response(status_code=499)
             await asyncio.sleep(0.05)
         self.primed[-1] = "done"
         assert body["n_predict"] == 0 and body["id_slot"] == 1 and body["cache_prompt"]
