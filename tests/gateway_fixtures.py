@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import httpx
 import pytest
@@ -64,6 +64,7 @@ class ThreadedServer:
     def __init__(self, app: Starlette, port: int | None = None) -> None:
         self.port = port or free_port()
         self.server = uvicorn.Server(uvicorn_config(app, "127.0.0.1", self.port))
+        LogRecorder.recapture()
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
     @property
@@ -137,29 +138,55 @@ def metrics(base: str) -> dict[str, Any]:
 
 
 class LogRecorder(logging.Handler):
-    """Every log record of the process, formatted, for the no-content-in-logs check."""
+    """Every log record of the process at DEBUG, named by logger, for the no-content checks.
+
+    uvicorn's own loggers do not propagate to the root (its logging config says so, and it
+    is applied anew by each ``uvicorn.Config``), so the recorder also sits on every logger
+    that writes without propagating, and ``ThreadedServer`` calls ``recapture`` after
+    configuring.
+    """
+
+    LOGGERS = ("site_knowledge", "uvicorn", "uvicorn.error", "uvicorn.access", "httpx")
+    active: ClassVar[list[LogRecorder]] = []
 
     def __init__(self) -> None:
         super().__init__(logging.DEBUG)
         self.setFormatter(logging.Formatter("%(name)s: %(message)s"))
         self.lines: list[str] = []
+        self._levels: dict[str, int] = {}
 
     def emit(self, record: logging.LogRecord) -> None:
         self.lines.append(self.format(record))
 
-    LOGGERS = ("site_knowledge", "uvicorn", "uvicorn.error", "uvicorn.access", "httpx")
+    def _loggers(self) -> list[logging.Logger]:
+        """The root, and every logger that writes somewhere without propagating to it (one
+        without handlers writes nothing, and uvicorn would read a handler as "log access")."""
+        named = [logging.getLogger(name) for name in logging.root.manager.loggerDict]
+        return [logging.getLogger(),
+                *(lg for lg in named if not lg.propagate and lg.handlers)]
+
+    def capture(self) -> None:
+        for name in self.LOGGERS:
+            self._levels.setdefault(name, logging.getLogger(name).level)
+            logging.getLogger(name).setLevel(logging.DEBUG)
+        for logger in self._loggers():
+            if self not in logger.handlers:
+                logger.addHandler(self)
+
+    @classmethod
+    def recapture(cls) -> None:
+        for recorder in cls.active:
+            recorder.capture()
 
     def __enter__(self) -> LogRecorder:
-        self._levels = {}
-        for name in self.LOGGERS:
-            logger = logging.getLogger(name)
-            self._levels[name] = logger.level
-            logger.setLevel(logging.DEBUG)
-        logging.getLogger().addHandler(self)
+        LogRecorder.active.append(self)
+        self.capture()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        logging.getLogger().removeHandler(self)
+        LogRecorder.active.remove(self)
+        for logger in self._loggers():
+            logger.removeHandler(self)
         for name, level in self._levels.items():
             logging.getLogger(name).setLevel(level)
 
@@ -206,14 +233,15 @@ class ScriptedUpstream:
 
     async def completion(self, request: Request) -> Response:
         body = await request.json()
+        mine = len(self.primed)
         self.primed.append("started")
         started = time.monotonic()
         while time.monotonic() - started < self.prime_delay:
             if await request.is_disconnected():
-                self.primed[-1] = "abandoned"  # the gateway gave the priming request up
+                self.primed[mine] = "abandoned"  # the gateway gave the priming request up
                 return Response(status_code=499)
             await asyncio.sleep(0.05)
-        self.primed[-1] = "done"
+        self.primed[mine] = "done"
         assert body["n_predict"] == 0 and body["id_slot"] == 1 and body["cache_prompt"]
         return JSONResponse({"content": ""})
 

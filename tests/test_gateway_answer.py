@@ -11,7 +11,8 @@ from typing import Any
 
 from gateway_fixtures import ThreadedServer, ask, metrics
 
-from site_knowledge.gateway.app import _answer, create_app
+from site_knowledge.gateway.answer import answer
+from site_knowledge.gateway.app import create_app
 from site_knowledge.gateway.config import GatewayConfig, Limits
 from site_knowledge.gateway.policy import AskRequest
 
@@ -28,15 +29,15 @@ def test_a_primer_cancelled_before_its_first_step_still_frees_the_model(example_
     async def scenario() -> None:
         app = create_app(example_index, GatewayConfig(upstreams=(url,), limits=GENEROUS))
         gateway = app.state.gateway
-        hits = list(example_index.search(ANSWERABLE, []).hits)
+        hits = example_index.search(ANSWERABLE, []).hits
         ticket = gateway.queue.enter()
-        events = [e async for e in _answer(gateway, ticket, AskRequest(ANSWERABLE, ()), hits,
-                                           time.monotonic())]
+        events = [e async for e in answer(gateway, ticket, AskRequest(ANSWERABLE, ()), hits,
+                                          time.monotonic())]
         assert json.loads(events[-1][6:])["done"] is True
         # A visitor arrives before the primer has run a single step, as /api/ask does it.
         visitor = gateway.queue.enter()
-        for task in list(gateway.background):
-            task.cancel()
+        assert not visitor.active and gateway.background, "the primer holds the model"
+        gateway.make_way()
         await asyncio.sleep(0.2)
         try:
             assert visitor.active, "the model's place stayed with a primer that never ran"

@@ -9,6 +9,7 @@ model, so it is never an open model proxy. Modules, one job each:
 - ``prompt``: messages from the artifact's system prompt, frozen history and evidence;
 - ``upstream``: llama-server's streaming chat endpoint, translated and bounded;
 - ``metrics``: privacy-safe counters and recent samples;
+- ``answer``: one answer's steps (wait, assemble, stream, settle, record) and its stream;
 - ``app``: the Starlette application (``/api/ask``, ``/healthz``, ``/metrics``);
 - ``model``: model file verification; ``supervisor``: running llama-server;
 - ``serve``: the whole local stack; ``cli``: the ``gateway`` and ``serve`` subcommands.

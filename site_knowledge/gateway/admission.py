@@ -101,6 +101,12 @@ class AdmissionQueue:
             self.waiters.append(ticket)
         return ticket
 
+    def enter_if_idle(self) -> Ticket | None:
+        """The active place when nobody holds it or waits for it, else ``None``."""
+        if self.active is not None or self.waiters:
+            return None
+        return self.enter()
+
     def _grant(self, ticket: Ticket) -> None:
         self.active = ticket
         ticket.granted_at = time.monotonic()

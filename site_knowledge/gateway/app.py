@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 from collections.abc import AsyncIterator
-from contextlib import aclosing, asynccontextmanager
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -17,11 +16,11 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from . import prompt
-from .admission import AdmissionQueue, QueueFull, QueueTimeout, Ticket
+from .admission import AdmissionQueue, QueueFull
+from .answer import answer, refused
 from .config import GatewayConfig
-from .metrics import Metrics, Sample
+from .metrics import Metrics
 from .policy import (
-    AskRequest,
     RateLimiter,
     Refusal,
     check_origin,
@@ -29,13 +28,11 @@ from .policy import (
     parse_body,
     visitor_key,
 )
-from .sse import HEARTBEAT, EventStream, event
-from .upstream import Delta, Finish, Started, Upstream, UpstreamFailure, UpstreamUnavailable
+from .sse import EventStream
+from .upstream import Upstream
 
 if TYPE_CHECKING:
     from site_knowledge.retrieval import KnowledgeIndex, SearchResult
-
-log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -61,6 +58,11 @@ class Gateway:
     @property
     def refusal(self) -> str:
         return str(self.index.artifact["prompt"]["refusal"])
+
+    def make_way(self) -> None:
+        """A visitor waits: background work on the model (the cache primer) stops at once."""
+        for task in self.background:
+            task.cancel()
 
     async def ready(self) -> bool:
         at, value = self._ready
@@ -97,137 +99,6 @@ def _cors(gateway: Gateway, request: Request) -> dict[str, str]:
     return {}
 
 
-async def _refused(gateway: Gateway, started: float) -> AsyncIterator[bytes]:
-    yield event({"sources": []})
-    yield event({"delta": gateway.refusal})
-    yield event({"done": True, "finish_reason": "refused", "citations": []})
-    gateway.metrics.settle(
-        Sample(time.time(), "refused", (time.monotonic() - started) * 1000)
-    )
-
-
-async def _answer(
-    gateway: Gateway, ticket: Ticket, ask: AskRequest, hits: list[Any], started: float
-) -> AsyncIterator[bytes]:
-    limits = gateway.config.limits
-    metrics = gateway.metrics
-    outcome = "cancelled"
-    first_token: float | None = None
-    finish: Finish | None = None
-    prompt_tokens: int | None = None
-    primer: tuple[int, list[dict[str, str]]] | None = None
-    try:
-        if not ticket.active:
-            try:
-                async for position in ticket.wait(limits.heartbeat_s, limits.queue_wait_s):
-                    yield HEARTBEAT if position is None else event({"queued": {"position": position}})
-            except QueueTimeout:
-                outcome = "rejected"
-                metrics.rejections["queue_timeout"] += 1
-                yield event({"error": {"code": "queue_timeout",
-                                       "message": "Waited too long for the model; try again."}})
-                return
-        evidence = prompt.evidence_from_hits(hits)
-        messages, evidence, prompt_tokens = await prompt.assemble(
-            gateway.system, ask.history, evidence, ask.question, gateway.budgets,
-            gateway.counter,
-        )
-        yield event({"sources": [e.public() for e in evidence]})
-        payload = {
-            "id_slot": gateway.config.answer_slot,
-            "messages": messages,
-            "cache_prompt": True,
-            "temperature": 0,
-            "max_tokens": gateway.budgets.answer_tokens,
-            "chat_template_kwargs": {"enable_thinking": False},
-        }
-        answer = ""
-        url_index = 0
-        metrics.upstream_requests += 1
-        async with aclosing(gateway.upstream.chat(payload)) as stream:
-            async for item in stream:
-                if isinstance(item, Started):
-                    metrics.upstream_failovers += item.failovers
-                    url_index = item.url_index
-                elif isinstance(item, Delta):
-                    if first_token is None:
-                        first_token = time.monotonic()
-                    answer += item.text
-                    yield event({"delta": item.text})
-                else:
-                    finish = item
-        assert finish is not None
-        outcome = "completed" if finish.reason == "stop" else "truncated"
-        frozen = [*messages[:-1], {"role": "user", "content": ask.question},
-                  {"role": "assistant", "content": prompt.strip_citations(answer)}]
-        primer = (url_index, frozen)
-        done: dict[str, Any] = {
-            "done": True,
-            "finish_reason": finish.reason,
-            "citations": prompt.citations(answer, evidence),
-        }
-        if gateway.config.model:
-            done["model"] = gateway.config.model
-        yield event(done)
-    except UpstreamUnavailable:
-        outcome = "failed"
-        yield event({"error": {"code": "upstream_unavailable",
-                               "message": "No model server is available."}})
-    except UpstreamFailure as failure:
-        outcome = "failed"
-        yield event({"error": {"code": failure.code, "message": failure.message}})
-    except prompt.PromptTooLarge:
-        outcome = "failed"
-        yield event({"error": {"code": "prompt_too_large",
-                               "message": "The question does not fit the model's context."}})
-    finally:
-        was_waiting = not ticket.active and ticket.granted_at is None
-        if primer is not None and outcome in ("completed", "truncated") \
-                and gateway.queue.depth == 0:
-            task = asyncio.get_running_loop().create_task(_prime(gateway, ticket, *primer))
-            gateway.background.add(task)
-            task.add_done_callback(gateway.background.discard)
-        else:
-            ticket.release()
-        if outcome == "cancelled" and was_waiting:
-            metrics.queue_left += 1
-        timings = finish.timings if finish else {}
-        usage = finish.usage if finish else {}
-        metrics.settle(Sample(
-            at=time.time(),
-            outcome=outcome,
-            latency_ms=round((time.monotonic() - started) * 1000, 1),
-            queue_wait_ms=round(ticket.waited_s * 1000, 1) if ticket.granted_at else None,
-            ttft_ms=round((first_token - ticket.granted_at) * 1000, 1)
-            if first_token and ticket.granted_at else None,
-            decode_tps=_number(timings.get("predicted_per_second")),
-            prompt_tokens=_int(usage.get("prompt_tokens")) or prompt_tokens,
-            output_tokens=_int(usage.get("completion_tokens") or timings.get("predicted_n")),
-            cached_tokens=_int(timings.get("cache_n")),
-        ))
-
-
-async def _prime(gateway: Gateway, ticket: Ticket, url_index: int,
-                 frozen: list[dict[str, str]]) -> None:
-    """While nobody waits, put the just-frozen exchange into the answer slot's cache, so a
-    follow-up finds its whole history cached. The model stays reserved meanwhile (nothing
-    overwrites the slot); a visitor who arrives cancels the primer at once."""
-    try:
-        await gateway.upstream.prime(url_index, gateway.config.answer_slot, frozen)
-    except Exception:
-        log.debug("priming the answer slot failed")
-    finally:
-        ticket.release()
-
-
-def _number(value: Any) -> float | None:
-    return round(float(value), 2) if isinstance(value, int | float) else None
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 async def ask(request: Request) -> Response:
     gateway: Gateway = request.app.state.gateway
     started = time.monotonic()
@@ -249,12 +120,9 @@ async def ask(request: Request) -> Response:
             gateway.index.search, ask_request.question, [h.question for h in ask_request.history]
         )
         if not result.answerable:
-            return EventStream(_refused(gateway, started), headers=cors)
+            return EventStream(refused(gateway, started), headers=cors)
         try:
             ticket = gateway.queue.enter()
-            if not ticket.active:
-                for task in gateway.background:
-                    task.cancel()  # a visitor waits: the cache primer gives way at once
         except QueueFull:
             raise Refusal(
                 429, "queue_full", "The model is busy; try again shortly.",
@@ -263,8 +131,12 @@ async def ask(request: Request) -> Response:
     except Refusal as refusal:
         gateway.metrics.reject(refusal.code)
         return _error(refusal, cors)
-    return EventStream(_answer(gateway, ticket, ask_request, list(result.hits), started),
-                       headers=cors)
+    if not ticket.active:
+        gateway.make_way()
+    # The answer releases the place on every path it runs; the response releases it too, for
+    # a stream cancelled before the answer's first step.
+    return EventStream(answer(gateway, ticket, ask_request, result.hits, started),
+                       headers=cors, on_close=ticket.release)
 
 
 async def preflight(request: Request) -> Response:

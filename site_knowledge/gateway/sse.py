@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import anyio
@@ -30,12 +30,18 @@ HEARTBEAT = b": keep-alive\n\n"
 
 
 class EventStream(StreamingResponse):
-    """A ``text/event-stream`` response cancelled as soon as the client disconnects."""
+    """A ``text/event-stream`` response cancelled as soon as the client disconnects.
+
+    ``on_close`` runs once the response is over, however it ended, even when the events'
+    generator never started (its own ``finally`` then never runs).
+    """
 
     media_type = "text/event-stream"
 
-    def __init__(self, events: AsyncIterator[bytes], headers: dict[str, str] | None = None):
+    def __init__(self, events: AsyncIterator[bytes], headers: dict[str, str] | None = None,
+                 on_close: Callable[[], None] | None = None):
         super().__init__(events, headers={**SSE_HEADERS, **(headers or {})})
+        self.on_close = on_close
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
@@ -45,6 +51,8 @@ class EventStream(StreamingResponse):
             if close is not None:
                 with anyio.CancelScope(shield=True):
                     await close()
+            if self.on_close is not None:
+                self.on_close()
 
     async def _run(self, receive: Receive, send: Send) -> None:
         async with anyio.create_task_group() as group:

@@ -1,0 +1,278 @@
+"""One answer, step by step: wait for the model, assemble the prompt, stream from the
+upstream, settle the terminal event, record the metrics.
+
+``answer`` strings the steps together and owns the two promises of the stream contract:
+every path out ends with exactly one terminal event (``done`` or ``error``), and the model's
+place is released on every path. An exception nobody foresaw becomes an ``internal_error``
+event, logged by type and place only (never its message, which may quote a prompt).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import traceback
+from collections.abc import AsyncIterator, Sequence
+from contextlib import aclosing
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from . import prompt
+from .admission import QueueTimeout, Ticket
+from .metrics import Sample
+from .policy import AskRequest
+from .sse import HEARTBEAT, event
+from .upstream import Delta, Finish, Started, UpstreamFailure, UpstreamUnavailable
+
+if TYPE_CHECKING:
+    from site_knowledge.retrieval import Hit
+
+    from .app import Gateway
+
+log = logging.getLogger(__name__)
+
+Messages = list[dict[str, str]]
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """What the model is asked: the messages, the evidence they number, their size."""
+
+    messages: Messages
+    evidence: list[prompt.Evidence]
+    tokens: int | None
+
+
+@dataclass
+class Run:
+    """What one answer accumulated on its way, for the terminal event and the metrics."""
+
+    ticket: Ticket
+    started: float
+    outcome: str = "cancelled"
+    text: str = ""
+    first_token: float | None = None
+    finish: Finish | None = None
+    url_index: int = 0
+    prompt: Prompt | None = None
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A terminal ``error`` event and the outcome it is counted under."""
+
+    outcome: str
+    code: str
+    message: str
+    rejection: str | None = None
+
+    def payload(self) -> dict[str, Any]:
+        return {"error": {"code": self.code, "message": self.message}}
+
+
+QUEUE_TIMEOUT = Failure("rejected", "queue_timeout", "Waited too long for the model; try again.",
+                        rejection="queue_timeout")
+INTERNAL = Failure("failed", "internal_error", "The gateway failed to answer; try again.")
+
+
+async def wait_turn(ticket: Ticket, heartbeat_s: float, max_wait_s: float
+                    ) -> AsyncIterator[bytes]:
+    """``queued`` events and heartbeat comments until the ticket is active.
+
+    Raises:
+        QueueTimeout: the wait exceeded ``max_wait_s``.
+    """
+    if ticket.active:
+        return
+    async for position in ticket.wait(heartbeat_s, max_wait_s):
+        yield HEARTBEAT if position is None else event({"queued": {"position": position}})
+
+
+async def assemble_prompt(gateway: Gateway, ask: AskRequest, hits: Sequence[Hit]) -> Prompt:
+    """The messages for this question: system prompt, frozen history, evidence, question,
+    fitted to the slot's token budget."""
+    evidence = prompt.evidence_from_hits(hits)
+    messages, kept, tokens = await prompt.assemble(
+        gateway.system, ask.history, evidence, ask.question, gateway.budgets, gateway.counter,
+    )
+    return Prompt(messages, kept, tokens)
+
+
+def chat_payload(gateway: Gateway, messages: Messages) -> dict[str, Any]:
+    """The upstream request for an answer on the answer slot."""
+    return {
+        "id_slot": gateway.config.answer_slot,
+        "messages": messages,
+        "cache_prompt": True,
+        "temperature": 0,
+        "max_tokens": gateway.budgets.answer_tokens,
+        "chat_template_kwargs": {"enable_thinking": False},
+    }
+
+
+async def stream_answer(gateway: Gateway, messages: Messages, run: Run) -> AsyncIterator[bytes]:
+    """``delta`` events as the upstream generates; the text and the finish land in ``run``.
+
+    Raises:
+        UpstreamUnavailable: no upstream accepted the request.
+        UpstreamFailure: the upstream failed, or its stream ended without a finish.
+    """
+    gateway.metrics.upstream_requests += 1
+    async with aclosing(gateway.upstream.chat(chat_payload(gateway, messages))) as stream:
+        async for item in stream:
+            if isinstance(item, Started):
+                run.url_index = item.url_index
+                gateway.metrics.upstream_failovers += item.failovers
+            elif isinstance(item, Delta):
+                if run.first_token is None:
+                    run.first_token = time.monotonic()
+                run.text += item.text
+                yield event({"delta": item.text})
+            else:
+                run.finish = item
+
+
+def finished(run: Run) -> Finish:
+    """The run's finish; a stream that ended without one is an incomplete answer."""
+    if run.finish is None:
+        raise UpstreamFailure("upstream_incomplete", "The answer ended without finishing.")
+    return run.finish
+
+
+def done_payload(answer: str, evidence: Sequence[prompt.Evidence], finish_reason: str,
+                 model: str | None = None) -> dict[str, Any]:
+    """The terminal ``done`` event for a whole answer and the evidence it was given."""
+    done: dict[str, Any] = {
+        "done": True,
+        "finish_reason": finish_reason,
+        "citations": prompt.citations(answer, evidence),
+    }
+    if model:
+        done["model"] = model
+    return done
+
+
+def failure_for(exc: Exception) -> Failure:
+    """The ``error`` event an exception ends an answer with; its detail never leaves."""
+    if isinstance(exc, QueueTimeout):
+        return QUEUE_TIMEOUT
+    if isinstance(exc, UpstreamUnavailable):
+        return Failure("failed", "upstream_unavailable", "No model server is available.")
+    if isinstance(exc, UpstreamFailure):
+        return Failure("failed", exc.code, exc.message)
+    if isinstance(exc, prompt.PromptTooLarge):
+        return Failure("failed", "prompt_too_large",
+                       "The question does not fit the model's context.")
+    where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+    log.error("answer failed: %s at %s:%s", type(exc).__name__,
+              where.filename if where else "?", where.lineno if where else "?")
+    return INTERNAL
+
+
+def _number(value: Any) -> float | None:
+    return round(float(value), 2) if isinstance(value, int | float) else None
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def sample_of(run: Run) -> Sample:
+    """The metrics sample for a settled run: numbers and an outcome word only."""
+    granted = run.ticket.granted_at
+    timings = run.finish.timings if run.finish else {}
+    usage = run.finish.usage if run.finish else {}
+    return Sample(
+        at=time.time(),
+        outcome=run.outcome,
+        latency_ms=round((time.monotonic() - run.started) * 1000, 1),
+        queue_wait_ms=round(run.ticket.waited_s * 1000, 1) if granted else None,
+        ttft_ms=round((run.first_token - granted) * 1000, 1)
+        if run.first_token and granted else None,
+        decode_tps=_number(timings.get("predicted_per_second")),
+        prompt_tokens=_int(usage.get("prompt_tokens"))
+        or (run.prompt.tokens if run.prompt else None),
+        output_tokens=_int(usage.get("completion_tokens") or timings.get("predicted_n")),
+        cached_tokens=_int(timings.get("cache_n")),
+    )
+
+
+def record(gateway: Gateway, run: Run) -> None:
+    """Count a settled run in the metrics."""
+    if run.outcome == "cancelled" and run.ticket.granted_at is None:
+        gateway.metrics.queue_left += 1
+    gateway.metrics.settle(sample_of(run))
+
+
+async def answer(gateway: Gateway, ticket: Ticket, ask: AskRequest, hits: Sequence[Hit],
+                 started: float) -> AsyncIterator[bytes]:
+    """The whole ``/api/ask`` stream for an admitted question holding ``ticket``."""
+    limits = gateway.config.limits
+    run = Run(ticket, started)
+    try:
+        async for waiting in wait_turn(ticket, limits.heartbeat_s, limits.queue_wait_s):
+            yield waiting
+        run.prompt = await assemble_prompt(gateway, ask, hits)
+        yield event({"sources": [e.public() for e in run.prompt.evidence]})
+        async for delta in stream_answer(gateway, run.prompt.messages, run):
+            yield delta
+        reason = finished(run).reason
+        run.outcome = "completed" if reason == "stop" else "truncated"
+        yield event(done_payload(run.text, run.prompt.evidence, reason, gateway.config.model))
+    except Exception as exc:  # every path ends with one terminal event
+        failure = failure_for(exc)
+        run.outcome = failure.outcome
+        if failure.rejection:
+            gateway.metrics.rejections[failure.rejection] += 1
+        yield event(failure.payload())
+    finally:
+        ticket.release()
+        record(gateway, run)
+        if run.outcome in ("completed", "truncated") and run.prompt is not None:
+            prime_when_idle(gateway, run.url_index, frozen_exchange(run.prompt, ask, run.text))
+
+
+async def refused(gateway: Gateway, started: float) -> AsyncIterator[bytes]:
+    """The gate's refusal: the artifact's sentence, no sources, no model."""
+    yield event({"sources": []})
+    yield event({"delta": gateway.refusal})
+    yield event(done_payload(gateway.refusal, [], "refused"))
+    gateway.metrics.settle(
+        Sample(time.time(), "refused", round((time.monotonic() - started) * 1000, 1))
+    )
+
+
+def frozen_exchange(built: Prompt, ask: AskRequest, text: str) -> Messages:
+    """The prompt as the next turn will send it: this question without its evidence, this
+    answer without its citation markers."""
+    return [*built.messages[:-1], {"role": "user", "content": ask.question},
+            {"role": "assistant", "content": prompt.strip_citations(text)}]
+
+
+def prime_when_idle(gateway: Gateway, url_index: int, frozen: Messages) -> None:
+    """While nobody waits, put the just-frozen exchange into the answer slot's cache, so a
+    follow-up finds its whole history cached.
+
+    The primer holds a place of its own, taken only when the model is idle and released in
+    the task's done-callback, which runs even for a task cancelled before its first step. A
+    visitor who arrives cancels it (``Gateway.make_way``).
+    """
+    ticket = gateway.queue.enter_if_idle()
+    if ticket is None:
+        return
+    task = asyncio.get_running_loop().create_task(_prime(gateway, url_index, frozen))
+    gateway.background.add(task)
+    task.add_done_callback(gateway.background.discard)
+    task.add_done_callback(lambda _: ticket.release())
+
+
+async def _prime(gateway: Gateway, url_index: int, frozen: Messages) -> None:
+    try:
+        await gateway.upstream.prime(url_index, gateway.config.answer_slot, frozen)
+    except Exception:
+        log.debug("priming the answer slot failed")
+
+
+__all__ = ["Prompt", "Run", "answer", "assemble_prompt", "done_payload", "refused",
+           "stream_answer", "wait_turn"]
