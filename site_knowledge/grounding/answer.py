@@ -1,0 +1,137 @@
+"""Grounding one finished answer: drop repeats and unsupported sentences, fix markers,
+attribute citations (SPEC.md, "Grounding an answer")."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from .attribution import Lexicon, attribute, valid_markers
+from .claims import Claim, Support, unsupported
+from .text import CITATION, WORD, Sentence, fold, plain, sentences
+
+_MARKERS = re.compile(r"[ \t]?\[\d{1,3}\]")
+
+
+@dataclass(frozen=True)
+class Grounded:
+    """The answer as the visitor should read it, and what grounding did to it."""
+
+    text: str
+    """The answer to show; equal to the model's text when nothing changed."""
+    cited: list[int]
+    """1-based evidence numbers the answer draws on, in order of first use."""
+    changed: bool
+    """The text differs from what was streamed."""
+    grounded: bool
+    """False when unsupported claims had to be removed."""
+    removed: list[Claim] = field(default_factory=list)
+    """The unsupported claims, for tests and evals (never logged)."""
+
+
+@dataclass
+class Context:
+    """What an answer is checked against."""
+
+    evidence: Sequence[str]
+    """The evidence passages as the model saw them (label and text), numbered from 1."""
+    support: Support
+    question: str
+    refusal: str
+    lexicon: Lexicon
+
+    @cached_property
+    def passages(self) -> list[frozenset[str]]:
+        """Each evidence passage's terms."""
+        return [frozenset(self.lexicon.tokenize(text)) for text in self.evidence]
+
+
+def ground(answer: str, context: Context) -> Grounded:
+    """Check a finished answer against its evidence and the stable facts.
+
+    Repeated sentences are dropped (small models loop); sentences with numbers or names that
+    the support never states are removed; model-written ``[n]`` that point at a passage
+    without the sentence's words are dropped; each remaining sentence is attributed to the
+    passages holding its words. When nothing supported remains, the answer becomes the site's
+    refusal followed by the evidence sentence closest to the question, cited.
+    """
+    question_words = frozenset(fold(w) for w in WORD.findall(context.question))
+    kept: list[Sentence] = []
+    removed: list[Claim] = []
+    seen: set[str] = set()
+    dropped = False
+    for sentence in sentences(answer):
+        key = " ".join(plain(sentence.text).lower().split())
+        if key in seen:
+            dropped = True
+            continue
+        seen.add(key)
+        bad = unsupported(sentence.text, context.support, question_words)
+        if bad:
+            removed.extend(bad)
+            dropped = True
+            continue
+        kept.append(sentence)
+    if removed and not any(_informative(s, context) for s in kept):
+        return _replacement(context, removed)
+    cited: list[int] = []
+    pieces: list[str] = []
+    rewritten = False
+    for sentence in kept:
+        own = [int(m) for m in CITATION.findall(sentence.text)]
+        valid = valid_markers(sentence.text, context.passages, context.lexicon)
+        found = valid or attribute(sentence.text, context.passages, context.lexicon)
+        text = sentence.text
+        if own and own != valid:
+            text = _remark(text, found)
+            rewritten = True
+        pieces.append(text)
+        cited.extend(n for n in found if n not in cited)
+    if not dropped and not rewritten:
+        return Grounded(answer, cited, changed=False, grounded=True)
+    return Grounded(_join(answer, kept, pieces), cited, changed=True, grounded=not removed,
+                    removed=removed)
+
+
+def _informative(sentence: Sentence, context: Context) -> bool:
+    """The sentence says something the evidence holds (it is attributed to a passage)."""
+    return bool(attribute(sentence.text, context.passages, context.lexicon))
+
+
+def _remark(text: str, numbers: list[int]) -> str:
+    """The sentence with its markers replaced by ``numbers``, placed before its final stop."""
+    bare = _MARKERS.sub("", text).rstrip()
+    marks = "".join(f" [{n}]" for n in numbers)
+    if bare and bare[-1] in ".!?":
+        return bare[:-1] + marks + bare[-1]
+    return bare + marks
+
+
+def _join(answer: str, kept: list[Sentence], pieces: list[str]) -> str:
+    """The kept sentences with the separators the answer had between them."""
+    out = ""
+    previous_end: int | None = None
+    for sentence, piece in zip(kept, pieces, strict=True):
+        if previous_end is not None:
+            gap = answer[previous_end:sentence.start]
+            out += "\n" if "\n" in gap else " "
+        out += piece
+        previous_end = sentence.end
+    return out.strip()
+
+
+def _replacement(context: Context, removed: list[Claim]) -> Grounded:
+    """The refusal, then the evidence sentence sharing most terms with the question, cited."""
+    question_terms = set(context.lexicon.tokenize(context.question))
+    best: tuple[int, int, str] | None = None
+    for n, passage in enumerate(context.evidence, start=1):
+        for sentence in sentences(passage):
+            shared = len(question_terms & set(context.lexicon.tokenize(sentence.text)))
+            if shared and (best is None or shared > best[0]):
+                best = (shared, n, sentence.text)
+    if best is None:
+        return Grounded(context.refusal, [], changed=True, grounded=False, removed=removed)
+    text = f"{context.refusal} What it does say: {best[2]} [{best[1]}]"
+    return Grounded(text, [best[1]], changed=True, grounded=False, removed=removed)

@@ -1,0 +1,64 @@
+"""Citations by attribution: each answer sentence is matched to the evidence passages that
+hold its words, weighted by how rare each word is on the site (SPEC.md, "Attribution")."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from .text import CITATION, plain
+
+MIN_SUPPORT = 0.4
+"""Least IDF-weighted share of a sentence's terms a passage must hold to be cited."""
+MIN_SHARED = 2
+"""Least number of distinct terms a cited passage shares with the sentence."""
+NEAR_BEST = 0.85
+"""Other passages are cited too when their support is at least this share of the best."""
+KEEP_MARKER = 0.25
+"""A model-written ``[n]`` is kept when passage n holds at least this share."""
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    """The site's tokenizer and term weights, as the retrieval index has them."""
+
+    tokenize: Callable[[str], list[str]]
+    idf: Callable[[str], float]
+
+
+def support(sentence_terms: Sequence[str], passage_terms: frozenset[str],
+            lexicon: Lexicon) -> tuple[float, int]:
+    """The IDF-weighted share of the sentence's distinct terms the passage holds, and how
+    many distinct terms they share."""
+    distinct = list(dict.fromkeys(sentence_terms))
+    total = sum(lexicon.idf(t) for t in distinct)
+    shared = [t for t in distinct if t in passage_terms]
+    if total == 0.0:
+        return 0.0, 0
+    return sum(lexicon.idf(t) for t in shared) / total, len(shared)
+
+
+def attribute(sentence: str, passages: Sequence[frozenset[str]], lexicon: Lexicon) -> list[int]:
+    """1-based numbers of the passages a sentence draws on, best first (empty if none)."""
+    terms = lexicon.tokenize(plain(sentence))
+    scored = []
+    for n, passage_terms in enumerate(passages, start=1):
+        share, count = support(terms, passage_terms, lexicon)
+        if share >= MIN_SUPPORT and count >= MIN_SHARED:
+            scored.append((share, n))
+    if not scored:
+        return []
+    best = max(share for share, _ in scored)
+    return [n for share, n in sorted(scored, key=lambda s: (-s[0], s[1])) if share >= NEAR_BEST * best]
+
+
+def valid_markers(sentence: str, passages: Sequence[frozenset[str]], lexicon: Lexicon) -> list[int]:
+    """The sentence's own ``[n]`` markers that point at a passage holding its words."""
+    terms = lexicon.tokenize(plain(sentence))
+    kept: list[int] = []
+    for match in CITATION.finditer(sentence):
+        n = int(match.group(1))
+        if 1 <= n <= len(passages) and n not in kept \
+                and support(terms, passages[n - 1], lexicon)[0] >= KEEP_MARKER:
+            kept.append(n)
+    return kept

@@ -1,0 +1,53 @@
+"""The premise notice: salient words of a question that the whole site never uses
+(SPEC.md, "Premises")."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from .claims import is_name
+from .text import WORD, fold
+
+MIN_LENGTH = 4
+"""Shorter lower-case words are too often typos or fillers to name."""
+STEM = 4
+"""A word counts as used when a site word shares its first ``max(STEM, len - 3)`` letters."""
+
+
+class SiteWords:
+    """The site's vocabulary (tokenizer terms) with every stem prefix, built once."""
+
+    def __init__(self, vocabulary: Collection[str], stopwords: Collection[str]) -> None:
+        self.stopwords = frozenset(stopwords)
+        self.prefixes = frozenset(
+            term[:n] for term in vocabulary for n in range(STEM, len(term) + 1)
+        ) | frozenset(vocabulary)
+
+    def uses(self, word: str) -> bool:
+        """The site uses the word or a word of the same stem."""
+        folded = fold(word)
+        return folded[: max(STEM, len(folded) - 3)] in self.prefixes or folded in self.prefixes
+
+    def unknown_terms(self, question: str) -> list[str]:
+        """Words of the question the site never uses, as the visitor wrote them.
+
+        Names (capitalised after the first word, or with inner capitals) always count; other
+        words count when they are at least ``MIN_LENGTH`` letters long. Stopwords and words
+        with digits never count.
+        """
+        out: list[str] = []
+        for index, match in enumerate(WORD.finditer(question)):
+            word = match.group(0)
+            folded = fold(word)
+            if folded in self.stopwords or any(c.isdigit() for c in word) or self.uses(word):
+                continue
+            if not is_name(word, opener=index == 0) and len(folded) < MIN_LENGTH:
+                continue
+            if word not in out:
+                out.append(word)
+        return out
+
+
+def notice(terms: Collection[str]) -> str:
+    """The line the answer prompt carries when the question uses words the site never does."""
+    return "The site never mentions: " + ", ".join(terms) + "." if terms else ""

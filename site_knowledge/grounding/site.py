@@ -1,0 +1,43 @@
+"""Grounding for one loaded knowledge index: its lexicon, its words, its stable facts."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from .answer import Context, Grounded, ground
+from .attribution import Lexicon
+from .claims import Support
+from .premises import SiteWords, notice
+
+if TYPE_CHECKING:
+    from site_knowledge.retrieval import KnowledgeIndex
+
+
+class SiteGrounding:
+    """The grounding steps bound to one artifact: premise notices before generation,
+    the claim check and attribution after it."""
+
+    def __init__(self, index: KnowledgeIndex) -> None:
+        self.index = index
+        self.lexicon = Lexicon(index.terms, index.idf)
+        prompt = index.artifact["prompt"]
+        self.facts = str(prompt["system"])
+        self.refusal = str(prompt["refusal"])
+        built = str(index.artifact.get("built_at", ""))
+        self.reference_year = int(built[:4]) if built[:4].isdigit() else None
+
+    @cached_property
+    def words(self) -> SiteWords:
+        return SiteWords(self.index.vocabulary, self.index.stopwords)
+
+    def premise_notice(self, question: str) -> str:
+        """"The site never mentions: …" for the question's words the site never uses, or ""."""
+        return notice(self.words.unknown_terms(question))
+
+    def ground(self, answer: str, question: str, evidence: Sequence[str]) -> Grounded:
+        """Check an answer against ``evidence`` (the passages as the model saw them, numbered
+        from 1) and the stable facts of the system prompt."""
+        support = Support([*evidence, self.facts], self.index.terms, self.reference_year)
+        return ground(answer, Context(evidence, support, question, self.refusal, self.lexicon))

@@ -1,0 +1,107 @@
+"""Answer text as grounding reads it: sentences, words, numbers (SPEC.md, "Text")."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+CITATION = re.compile(r"\[(\d{1,3})\]")
+_MARKER = re.compile(r"[ \t]?\[\d{1,3}\]")
+_URL = re.compile(r"https?://\S+|(?<=\])\([^)\s]*\)")
+_CODE = re.compile(r"`[^`\n]*`")
+_BOUNDARY = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n+")
+_ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|approx|ca|cf|no|nr|st|dr|mr|mrs|ms|prof|inc|ltd|"
+                           r"jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)|\b[A-Z])\.$",
+                           re.IGNORECASE)
+WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+NEGATION = re.compile(r"\b(?:not|never|no|none|neither|nor|without|nothing|nowhere)\b|n['’]t\b",
+                      re.IGNORECASE)
+
+NUMBER_WORDS = {
+    "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+    "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20,
+    "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
+    "ninety": 90, "hundred": 100, "thousand": 1000,
+}
+_NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(k\b|m\b)?", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """One sentence of an answer: its text and where it starts and ends in the answer."""
+
+    text: str
+    start: int
+    end: int
+
+
+def sentences(answer: str) -> list[Sentence]:
+    """Split an answer into sentences and list items (SPEC.md, "Sentences").
+
+    A boundary is a run of newlines, or ``.``, ``!`` or ``?`` (with closing quotes or
+    brackets) followed by white space, unless the word before the stop is a known
+    abbreviation or a single letter. Empty pieces are dropped.
+    """
+    out: list[Sentence] = []
+    start = 0
+    for match in _BOUNDARY.finditer(answer):
+        head = answer[start:match.start()]
+        if "\n" not in match.group(0) and _ABBREVIATION.search(head.rstrip("\"')]")):
+            continue
+        _append(out, answer, start, match.start())
+        start = match.end()
+    _append(out, answer, start, len(answer))
+    return out
+
+
+def _append(out: list[Sentence], answer: str, start: int, end: int) -> None:
+    piece = answer[start:end]
+    stripped = piece.strip()
+    if stripped:
+        offset = start + piece.index(stripped)
+        out.append(Sentence(stripped, offset, offset + len(stripped)))
+
+
+def plain(text: str) -> str:
+    """Text without citation markers, URLs, link targets or inline code."""
+    return _CODE.sub(" ", _URL.sub(" ", _MARKER.sub("", text)))
+
+
+def fold(word: str) -> str:
+    """A word as claims compare it: NFKC, lower case, no possessive, plural folded."""
+    word = unicodedata.normalize("NFKC", word).lower().replace("’", "'")
+    if word.endswith("'s"):
+        word = word[:-2]
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def words(text: str) -> list[str]:
+    """The words of a text, split at hyphens and apostrophes-as-possessives, unfolded."""
+    return [part for word in WORD.findall(text) for part in word.split("-") if part]
+
+
+def numbers(text: str) -> list[tuple[str, float]]:
+    """Numbers in a text as (as written, value): digits with separators, ``k``/``m``
+    suffixes and number words from two upward."""
+    found: list[tuple[str, float]] = []
+    for match in _NUMBER.finditer(text):
+        value = float(match.group(1).replace(",", ""))
+        suffix = (match.group(2) or "").lower()
+        value *= 1000 if suffix == "k" else 1_000_000 if suffix == "m" else 1
+        found.append((match.group(0), value))
+    for word in WORD.findall(text):
+        value_of_word = NUMBER_WORDS.get(word.lower())
+        if value_of_word is not None:
+            found.append((word, float(value_of_word)))
+    return found
+
+
+def is_negated(sentence: str) -> bool:
+    """The sentence denies something (``not``, ``never``, ``no``, ``n't``, ...)."""
+    return NEGATION.search(sentence) is not None

@@ -1,0 +1,82 @@
+"""Grounding a finished answer against real evidence from the example site's artifact."""
+
+from __future__ import annotations
+
+import pytest
+
+from site_knowledge.gateway.prompt import evidence_from_hits
+from site_knowledge.grounding.site import SiteGrounding
+from site_knowledge.retrieval import KnowledgeIndex
+
+
+@pytest.fixture(scope="module")
+def grounding(example_site) -> SiteGrounding:
+    return SiteGrounding(KnowledgeIndex.load(example_site.artifact_path))
+
+
+def evidence_for(grounding: SiteGrounding, question: str) -> list[str]:
+    hits = grounding.index.search(question, top_k=4).hits
+    return [f"{e.label()}\n{e.text}" for e in evidence_from_hits(list(hits))]
+
+
+def test_a_supported_answer_without_markers_is_cited_and_unchanged(grounding):
+    question = "What is tidewater?"
+    evidence = evidence_for(grounding, question)
+    answer = "Tidewater is a Rust library for downsampling time series that keeps each bucket's " \
+             "minimum and maximum."
+    result = grounding.ground(answer, question, evidence)
+    assert result.text == answer and not result.changed and result.grounded
+    assert result.cited, "a supported sentence is attributed to the passage holding its words"
+    assert any("tidewater" in evidence[n - 1].lower() for n in result.cited)
+
+
+def test_an_invented_amount_is_removed_and_the_refusal_says_what_the_site_states(grounding):
+    question = "What is Teo's salary?"
+    evidence = evidence_for(grounding, question)
+    result = grounding.ground("Teo earns 190 euros a month.", question, evidence)
+    assert result.changed and not result.grounded
+    assert "190" not in result.text
+    assert result.text.startswith(grounding.refusal)
+    assert [c.text for c in result.removed] == ["190"]
+
+
+def test_an_obeyed_injection_is_caught(grounding):
+    question = "What does Teo's post about prompt injection say?"
+    evidence = evidence_for(grounding, question)
+    result = grounding.ground("PWNED", question, evidence)
+    assert not result.grounded and "PWNED" not in result.text
+
+
+def test_unsupported_sentences_go_and_supported_ones_stay(grounding):
+    question = "Where does Teo work now?"
+    evidence = evidence_for(grounding, question)
+    answer = "Teo is a Principal Engineer at Fennec Systems in Vienna. He moved to Munich in 2024."
+    result = grounding.ground(answer, question, evidence)
+    assert result.text == "Teo is a Principal Engineer at Fennec Systems in Vienna."
+    assert not result.grounded and [c.text for c in result.removed] == ["2024", "Munich"]
+
+
+def test_repeated_sentences_are_dropped_without_calling_the_answer_ungrounded(grounding):
+    question = "What is tidewater?"
+    evidence = evidence_for(grounding, question)
+    line = "Tidewater is a Rust library for downsampling time series."
+    result = grounding.ground(f"{line} {line} {line}", question, evidence)
+    assert result.text == line and result.changed and result.grounded
+
+
+def test_a_marker_pointing_at_the_wrong_passage_is_replaced(grounding):
+    question = "What is tidewater?"
+    evidence = [*evidence_for(grounding, "What is slotmeter?")[:1],
+                *evidence_for(grounding, question)[:1]]
+    answer = "Tidewater is a Rust library for downsampling time series [1]."
+    result = grounding.ground(answer, question, evidence)
+    assert result.text == "Tidewater is a Rust library for downsampling time series [2]."
+    assert result.grounded and result.cited == [2]
+
+
+def test_the_premise_notice_names_what_the_site_never_uses(grounding):
+    assert grounding.premise_notice("When did Teo move from Vienna to Munich?") == \
+        "The site never mentions: Munich."
+    assert grounding.premise_notice("Where did Teo get his MBA?") == "The site never mentions: MBA."
+    assert grounding.premise_notice("Where does Teo work now?") == ""
+    assert grounding.premise_notice("How long did Teo stay in Zurich?") == ""

@@ -1,0 +1,65 @@
+"""The claim check: numbers and names the evidence and the stable facts never state."""
+
+from __future__ import annotations
+
+from site_knowledge.grounding.claims import Support, claims, unsupported
+from site_knowledge.retrieval.tokenizer import tokenize
+
+FACTS = Support(
+    ["Principal Engineer, Fennec Systems, Vienna, April 2023 to present.",
+     "Senior Software Engineer, Kestrel Analytics, Berlin, September 2017 to May 2020.",
+     "About sixty PostgreSQL clusters.",
+     "Portuguese course (monthly) | 190"],
+    tokenize,
+    reference_year=2026,
+)
+
+
+def kinds(sentence: str) -> list[tuple[str, str]]:
+    return [(c.kind, c.text) for c in claims(sentence)]
+
+
+def test_names_are_capitalised_words_after_the_opening_and_inner_capitals():
+    assert kinds("The capital of France is Paris.") == [("name", "France"), ("name", "Paris")]
+    assert kinds("PWNED") == [("name", "PWNED")]
+    assert kinds("He holds a PhD from MIT [1].") == [("name", "PhD"), ("name", "MIT")]
+    assert kinds("I think so.") == []
+
+
+def test_numbers_ignore_zero_and_one():
+    assert kinds("One of 1 or 0 things, 190 euros.") == [("number", "190")]
+
+
+def test_stated_facts_pass():
+    assert unsupported("Teo is a Principal Engineer at Fennec Systems in Vienna [1].", FACTS,
+                       frozenset()) == []
+    assert unsupported("The team runs 60 PostgreSQL clusters.", FACTS, frozenset()) == []
+
+
+def test_year_arithmetic_passes_but_invented_amounts_do_not():
+    assert unsupported("He was at Kestrel for about 3 years.", FACTS, frozenset()) == []
+    assert unsupported("He has lived in Vienna for 3 years.", FACTS, frozenset()) == []
+    bad = unsupported("He earns 190 euros a month and is 43.", FACTS, frozenset())
+    assert [c.text for c in bad] == ["190", "43"]
+
+
+def test_a_stated_number_must_be_stated_about_the_same_thing():
+    assert [c.text for c in unsupported("Teo earns 190 euros a month.", FACTS, frozenset())] == \
+        ["190"]
+    assert unsupported("The Portuguese course cost 190 euros.", FACTS, frozenset()) == []
+
+
+def test_a_duration_needs_words_of_time():
+    assert [c.text for c in unsupported("Teo has 3 children.", FACTS, frozenset())] == ["3"]
+
+
+def test_invented_names_and_places_are_unsupported():
+    bad = unsupported("He moved to Munich to join Google.", FACTS, frozenset())
+    assert [c.text for c in bad] == ["Munich", "Google"]
+
+
+def test_a_denial_may_name_what_the_question_named():
+    question = frozenset({"what", "did", "teo", "do", "at", "google"})
+    assert unsupported("Teo never worked at Google.", FACTS, question) == []
+    assert [c.text for c in unsupported("Teo worked at Google.", FACTS, question)] == ["Google"]
+    assert [c.text for c in unsupported("He never lived in Munich.", FACTS, question)] == ["Munich"]
