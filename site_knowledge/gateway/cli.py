@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .forwarding import DEFAULT_PROXY_HEADER, PROXY_HEADERS, ProxyTrust, parse_network
-from .presets import DEFAULT_PRESET, PresetError
+from .presets import DEFAULT_PRESET, Preset, PresetError, preset
 
 DEFAULT_TOKEN_ENV = "SITE_KNOWLEDGE_GATEWAY_TOKEN"
 
@@ -159,38 +159,42 @@ def run_gateway(args: argparse.Namespace) -> int:
     return 0
 
 
-def _serve_model(args: argparse.Namespace) -> tuple[Path, str]:
-    """The model file and its pinned SHA-256: ``--model`` as given, else the preset's file,
-    fetched and verified on first use."""
-    from .modelcli import fetch_with_progress
-    from .presets import preset
-
+def _chosen_preset(args: argparse.Namespace) -> Preset | None:
+    """The preset ``serve`` runs, or ``None`` for ``--model``; bad combinations raise."""
     if args.model is not None:
         if args.model_preset:
             raise PresetError("--model and --model-preset exclude each other")
         if not args.model_sha256:
             raise PresetError("--model needs --model-sha256")
-        return args.model, args.model_sha256
-    chosen = preset(args.model_preset or DEFAULT_PRESET)
-    return fetch_with_progress(chosen), chosen.sha256
+        return None
+    return preset(args.model_preset or DEFAULT_PRESET)
 
 
 def run_serve(args: argparse.Namespace) -> int:
     from .config import GatewayConfig
     from .model import ModelVerificationError
+    from .modelcli import fetch_with_progress
     from .serve import run_stack
     from .supervisor import LlamaServer, LlamaSpec, find_llama_server
 
+    try:
+        chosen = _chosen_preset(args)
+    except PresetError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     binary = find_llama_server(args.llama_server)
     if binary is None:
         print("error: llama-server not found; run scripts/setup_llama.sh or pass "
               "--llama-server", file=sys.stderr)
         return 2
-    try:
-        model, sha256 = _serve_model(args)
-    except PresetError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    if chosen is None:
+        model, sha256 = Path(args.model), str(args.model_sha256)
+    else:
+        try:
+            model, sha256 = fetch_with_progress(chosen), chosen.sha256
+        except PresetError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
     spec = LlamaSpec(binary=binary, model=model, port=args.llama_port, threads=args.threads,
                      cache_ram_mib=args.cache_ram)
     origins = frozenset({f"http://127.0.0.1:{args.port}", f"http://localhost:{args.port}",

