@@ -86,7 +86,9 @@ def main() -> None:
             cold.append(_build(with_plugin))
             warm.append(_build(with_plugin))
         artifact_path = with_plugin.parent / "site" / "assets" / "site-knowledge" / "site-knowledge.json"
-        artifact = json.loads(artifact_path.read_text(encoding="utf-8"))
+        from site_knowledge.retrieval.artifact import load_artifact
+
+        artifact, _ = load_artifact(artifact_path)
         passages = artifact["passages"]
         text_bytes = sum(len(p["text"].encode("utf-8")) for p in passages)
         sidecar = artifact_path.parent / artifact["vectors"]["file"]

@@ -1,12 +1,12 @@
 """What the evals need from a built knowledge artifact: its identity and its URLs.
 
-The evals read the artifact as plain JSON (the schema in ``site_knowledge/retrieval/SPEC.md``);
-they only need ids, paths, URLs, the site's base URL, the refusal text and a hash.
+The evals read the artifact through the package's own loader, which expands its compact form
+(``site_knowledge/retrieval/SPEC.md``); they only need ids, paths, URLs, the site's base URL,
+the refusal text and a hash.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from site_knowledge.embedding import file_sha256
+from site_knowledge.retrieval.artifact import load_artifact
 
 URL_PATTERN = re.compile(r"""(?:https?://|www\.)[^\s<>()\[\]"'`]+""", re.IGNORECASE)
 ARTIFACT_RELPATH = Path("assets") / "site-knowledge" / "site-knowledge.json"
@@ -59,12 +60,12 @@ class SiteIndex:
     def load(cls, artifact: Path) -> SiteIndex:
         """Read an artifact JSON file (or a built site folder)."""
         artifact = find_artifact(artifact)
-        data: dict[str, Any] = json.loads(artifact.read_text(encoding="utf-8"))
+        data, _ = load_artifact(artifact)
         return cls.from_data(data, artifact, sha256_file(artifact))
 
     @classmethod
     def from_data(cls, data: dict[str, Any], path: Path, sha256: str) -> SiteIndex:
-        """Build from already decoded artifact data."""
+        """Build from an artifact as the package's loader returns it (expanded)."""
         site = data.get("site") or {}
         prompt = data.get("prompt") or {}
         index = cls(

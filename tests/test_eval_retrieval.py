@@ -10,6 +10,7 @@ from sites import BuiltSite
 
 from evals import report, retrieval_eval
 from evals.dataset import RetrievalQuestion, load_battery, load_questions
+from site_knowledge.retrieval.artifact import load_artifact
 
 REPO = Path(__file__).resolve().parent.parent
 BATTERY = REPO / "evals" / "battery" / "v1.jsonl"
@@ -61,7 +62,7 @@ def test_metrics_on_hand_made_results() -> None:
 
 @pytest.mark.slow
 def test_retrieval_eval_on_the_example_site(example_dir: Path, tmp_path: Path) -> None:
-    artifact = json.loads((example_dir / "assets" / "site-knowledge" / "site-knowledge.json").read_text())
+    artifact, _ = load_artifact(example_dir)
     known = {s["id"] for s in artifact["sources"]} | {s["path"] for s in artifact["sources"] if s["path"]}
     for item in load_battery().items:
         missing = set(item.sources) - known

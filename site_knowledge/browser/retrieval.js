@@ -1,7 +1,8 @@
 // The JavaScript twin of site_knowledge/retrieval (SPEC.md): tokenizer, BM25, dense, fusion,
 // gate. Pure functions over the artifact; no DOM, so the search worker and node tests share it.
 
-export const SCHEMA = "site-knowledge/1";
+import { SCHEMA } from "./artifact.js";
+
 export const TOKENIZER = "sk-words/1";
 const WORD = /[\p{L}\p{N}]+/gu;
 const DIGITS = /^\p{Nd}$/u;

@@ -1,6 +1,7 @@
 // Web Worker: loads the artifact, its vectors and the query encoder, then embeds and searches
 // so that typing never blocks the page. Messages: {id, type: "init"|"search", ...}.
 
+import { expandArtifact } from "./artifact.js";
 import { fetchBytes } from "./fetch.js";
 import { Encoder } from "./encoder.js";
 import { Index } from "./retrieval.js";
@@ -11,7 +12,7 @@ let encoder = null;
 async function init({ artifactUrl, vendorBase }, progress) {
   const artifact = await fetch(artifactUrl).then((r) => {
     if (!r.ok) throw new Error(`${artifactUrl}: HTTP ${r.status}`);
-    return r.json();
+    return r.json().then(expandArtifact);
   });
   const vectorsUrl = new URL(artifact.vectors.file, artifactUrl);
   const [vectors, enc] = await Promise.all([

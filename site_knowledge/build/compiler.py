@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ from site_knowledge.build.model import ID_PATTERN, BuildError, Passage, Source
 from site_knowledge.build.writer import write_artifact
 from site_knowledge.embedding import DIMENSION, MAX_TOKENS, MODEL_NAME, WEIGHTS_PACKAGE
 from site_knowledge.progress import ProgressBar
+from site_knowledge.retrieval.artifact_form import SCHEMA_VERSION, source_id_for
 from site_knowledge.retrieval.tokenizer import STOPWORDS, TOKENIZER_VERSION, indexed_text, tokenize
 from site_knowledge.retrieval.vectors import LAYOUT, dequantize, quantize
 
@@ -35,7 +35,6 @@ DEFAULT_RETRIEVAL = {
     "per_page_cap": 1, "followup_turns": 1,
     "authority": {"fact": 1.0, "prose": 1.0, "fiction": 0.5},
 }
-NON_ID = re.compile(r"[^a-z0-9]+")
 
 
 @dataclass(frozen=True)
@@ -83,12 +82,6 @@ class BuildReport:
     vectors_bytes: int
     seconds: float
     artifact_path: Path
-
-
-def source_id_for(src_path: str) -> str:
-    """A page's source id from its docs-relative path: ``blog/posts/a_b.md`` -> ``blog-posts-a-b``."""
-    stem = re.sub(r"\.(md|markdown)$", "", src_path.lower())
-    return NON_ID.sub("-", stem).strip("-") or "index"
 
 
 def check_site_url(url: str, where: str) -> None:
@@ -195,7 +188,7 @@ def _check_sources(sources: Sequence[Source]) -> None:
 def _document(sources: Sequence[Source], passages: Sequence[Passage], prompt: PromptParts,
               options: BuildOptions, gate: dict[str, Any], cache: EmbeddingCache) -> dict[str, Any]:
     return {
-        "schema": "site-knowledge/1",
+        "schema": SCHEMA_VERSION,
         "generator": f"mkdocs-site-knowledge {__version__}",
         "built_at": _now(),
         "site": {"name": options.site_name, "url": options.site_url},

@@ -10,13 +10,14 @@ from typing import Any
 
 from site_knowledge.build.model import BuildError
 from site_knowledge.retrieval.artifact import ARTIFACT_NAME, ArtifactError, validate_artifact
+from site_knowledge.retrieval.artifact_form import FormError, compact
 
 SIDECAR_PREFIX = "site-knowledge."
 SIDECAR_SUFFIX = ".vectors.bin"
 
 
 def write_artifact(document: dict[str, Any], vectors_blob: bytes, output_dir: Path) -> tuple[Path, int]:
-    """Write ``site-knowledge.json`` and its content-named vectors sidecar into a folder.
+    """Write ``site-knowledge.json`` (the compact form) and its content-named vectors sidecar.
 
     The sidecar's name carries its hash, so a JSON already in place keeps pointing at its own
     sidecar until the new JSON replaces it by an atomic rename; an interrupted write leaves
@@ -33,10 +34,11 @@ def write_artifact(document: dict[str, Any], vectors_blob: bytes, output_dir: Pa
     document["vectors"]["file"] = sidecar_name
     document["vectors"]["sha256"] = digest
     try:
-        validate_artifact(document)
-    except ArtifactError as error:
+        on_disk = compact(document)
+        validate_artifact(on_disk)
+    except (ArtifactError, FormError) as error:
         raise BuildError(ARTIFACT_NAME, str(error)) from None
-    payload = json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    payload = json.dumps(on_disk, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     output_dir.mkdir(parents=True, exist_ok=True)
     _atomic_write(output_dir / sidecar_name, vectors_blob)
     artifact_path = output_dir / ARTIFACT_NAME

@@ -1,4 +1,8 @@
-"""Load and validate a knowledge artifact and its vectors sidecar."""
+"""Load and validate a knowledge artifact and its vectors sidecar.
+
+The file is the compact form (:mod:`site_knowledge.retrieval.artifact_form`); what a reader gets
+is the expanded document, with flat ``sources`` and ``passages`` lists.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +15,9 @@ from typing import Any
 
 import jsonschema
 
-SCHEMA_VERSION = "site-knowledge/1"
+from site_knowledge.retrieval.artifact_form import SCHEMA_VERSION, FormError, expand
+
+OLDER_SCHEMAS = ("site-knowledge/1",)
 ARTIFACT_NAME = "site-knowledge.json"
 DEFAULT_DIR = "assets/site-knowledge"
 
@@ -28,28 +34,34 @@ def artifact_schema() -> dict[str, Any]:
     return schema
 
 
-def validate_artifact(document: dict[str, Any]) -> None:
-    """Check the schema and the cross-references the schema cannot express.
+def validate_artifact(document: dict[str, Any]) -> dict[str, Any]:
+    """Check a document in the compact form and return it expanded for readers.
+
+    Checks the schema version, the JSON Schema, and the cross-references the schema cannot
+    express (heading references, duplicate ids, the vector count).
 
     Raises:
         ArtifactError: naming the first problem found.
     """
-    if document.get("schema") != SCHEMA_VERSION:
-        raise ArtifactError(f"unknown artifact schema {document.get('schema')!r}")
+    version = document.get("schema")
+    if version in OLDER_SCHEMAS:
+        raise ArtifactError(f"artifact format {version} is older than this reader's "
+                            f"{SCHEMA_VERSION}: rebuild the site (mkdocs build) to update it")
+    if version != SCHEMA_VERSION:
+        raise ArtifactError(f"unknown artifact schema {version!r} (this reader reads {SCHEMA_VERSION})")
     try:
         jsonschema.validate(document, artifact_schema())
     except jsonschema.ValidationError as error:
         where = "/".join(str(part) for part in error.absolute_path) or "(root)"
         raise ArtifactError(f"artifact invalid at {where}: {error.message[:300]}") from None
-    source_ids = [source["id"] for source in document["sources"]]
-    _reject_duplicates("source", source_ids)
-    _reject_duplicates("passage", [passage["id"] for passage in document["passages"]])
-    known = set(source_ids)
-    for passage in document["passages"]:
-        if passage["source"] not in known:
-            raise ArtifactError(f"passage {passage['id']} names unknown source {passage['source']}")
-    if document["vectors"]["count"] != len(document["passages"]):
+    try:
+        expanded = expand(document)
+    except FormError as error:
+        raise ArtifactError(f"artifact invalid: {error}") from None
+    _reject_duplicates("source", [source["id"] for source in expanded["sources"]])
+    if document["vectors"]["count"] != len(expanded["passages"]):
         raise ArtifactError("vectors count does not match the number of passages")
+    return expanded
 
 
 def _reject_duplicates(kind: str, ids: list[str]) -> None:
@@ -76,7 +88,7 @@ def resolve_artifact_path(path: Path) -> Path:
 
 
 def load_artifact(path: Path) -> tuple[dict[str, Any], bytes]:
-    """Read, validate and return the artifact JSON and its verified vectors sidecar."""
+    """Read and validate an artifact; return it expanded, with its verified vectors sidecar."""
     artifact_path = resolve_artifact_path(path)
     try:
         document = json.loads(artifact_path.read_text(encoding="utf-8"))
@@ -84,7 +96,7 @@ def load_artifact(path: Path) -> tuple[dict[str, Any], bytes]:
         raise ArtifactError(f"{artifact_path}: not valid JSON ({error})") from None
     if not isinstance(document, dict):
         raise ArtifactError(f"{artifact_path}: not a JSON object")
-    validate_artifact(document)
+    expanded = validate_artifact(document)
     sidecar = artifact_path.parent / document["vectors"]["file"]
     try:
         blob = sidecar.read_bytes()
@@ -92,4 +104,4 @@ def load_artifact(path: Path) -> tuple[dict[str, Any], bytes]:
         raise ArtifactError(f"{sidecar}: cannot read vectors ({error.strerror})") from None
     if hashlib.sha256(blob).hexdigest() != document["vectors"]["sha256"]:
         raise ArtifactError(f"{sidecar}: SHA-256 does not match the artifact")
-    return document, blob
+    return expanded, blob

@@ -6,12 +6,13 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { expandArtifact } from "../../site_knowledge/browser/artifact.js";
 import { Index, retrievalQuery, tokenize } from "../../site_knowledge/browser/retrieval.js";
 
 const DATA = join(dirname(fileURLToPath(import.meta.url)), "..", "data");
 const vectors = JSON.parse(readFileSync(join(DATA, "retrieval_vectors.json"), "utf8"));
 const artifactPath = join(DATA, vectors.artifact);
-const artifact = JSON.parse(readFileSync(artifactPath, "utf8"));
+const artifact = expandArtifact(JSON.parse(readFileSync(artifactPath, "utf8")));
 const sidecar = readFileSync(join(dirname(artifactPath), artifact.vectors.file));
 const index = new Index(artifact, sidecar.buffer.slice(sidecar.byteOffset, sidecar.byteOffset + sidecar.byteLength));
 const stopwords = new Set(artifact.lexical.stopwords);
