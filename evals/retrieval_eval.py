@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evals.artifact import sha256_file
-from evals.dataset import RetrievalQuestion
+from site_knowledge.embedding import file_sha256 as sha256_file
+from site_knowledge.evals.dataset import RetrievalQuestion
 
 if TYPE_CHECKING:
     from site_knowledge.retrieval.index import Mode

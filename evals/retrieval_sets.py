@@ -19,9 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evals import report, retrieval_eval
-from evals.dataset import load_questions
+from evals import retrieval_eval
 from evals.sites import REPO, SITES, build
+from site_knowledge.evals import report
+from site_knowledge.evals.dataset import battery_dir, load_questions
 
 EVALS = REPO / "evals"
 
@@ -36,7 +37,7 @@ class EvalSet:
 
 
 SETS: tuple[EvalSet, ...] = (
-    EvalSet("battery-v1", "example", EVALS / "battery" / "v1.jsonl"),
+    EvalSet("battery-v1", "example", battery_dir() / "v1.jsonl"),
     EvalSet("netbox", "netbox", EVALS / "netbox" / "questions.jsonl"),
     EvalSet(
         "evaluationcontext-blog",

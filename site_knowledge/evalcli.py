@@ -1,12 +1,15 @@
-"""``site-knowledge eval``: the graded battery, the retrieval eval and report comparison.
+"""``site-knowledge eval``: the graded battery, its baselines, rescoring, the retrieval eval
+and report comparison.
 
-The eval code lives in the repository's ``evals/`` package (a development checkout); this
-module only wires its commands into the CLI.
+The battery, its scorer and runners ship in ``site_knowledge.evals``; the retrieval eval and
+the browser engine run from a checkout (``evals/``), and say so elsewhere.
 
 Examples::
 
     site-knowledge eval --engine gateway --url http://127.0.0.1:8787 --site site/
     site-knowledge eval --engine llama --url http://127.0.0.1:8080 --site site/
+    site-knowledge eval --engine gate-only --site site/ --battery v1
+    site-knowledge eval --rescore evals/reports/A.json --site site/
     site-knowledge eval --retrieval site/ --questions evals/netbox/questions.jsonl
     site-knowledge eval --compare A.json B.json
 """
@@ -20,15 +23,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from evals.engines import Engine
+    from types import ModuleType
 
-_REPO = Path(__file__).resolve().parent.parent
+    from site_knowledge.evals.engines import Engine
+    from site_knowledge.evals.site import SiteIndex
 
-
-def _import_evals() -> None:
-    """Make the checkout's ``evals`` package importable when run from the console script."""
-    if (_REPO / "evals" / "__init__.py").is_file() and str(_REPO) not in sys.path:
-        sys.path.insert(0, str(_REPO))
+ENGINES = ("gateway", "llama", "browser", "constant-refusal", "gate-only")
 
 
 def register(subparsers: Any) -> None:
@@ -46,8 +46,8 @@ def register(subparsers: Any) -> None:
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument(
         "--engine",
-        choices=("gateway", "llama", "browser"),
-        help="run the battery against this engine",
+        choices=ENGINES,
+        help="run the battery against this engine (or one of the baselines)",
     )
     what.add_argument(
         "--retrieval",
@@ -59,7 +59,7 @@ def register(subparsers: Any) -> None:
         "--rescore",
         type=Path,
         metavar="REPORT.json",
-        help="score a battery report's stored answers again (current battery and scorer)",
+        help="score a battery report's stored answers again (its battery version, the current scorer)",
     )
     what.add_argument(
         "--compare",
@@ -73,9 +73,10 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--site",
         type=Path,
-        help="built site folder or artifact (URL checks; the llama and browser engines)",
+        help="built site folder or artifact (URL and citation checks, private claims, the gate-only "
+        "baseline; needed by the llama, browser and gate-only engines)",
     )
-    p.add_argument("--battery", type=Path, help="battery file (default: evals/battery/VERSION)")
+    p.add_argument("--battery", help="battery version (v1, v2) or file (default: the current version)")
     p.add_argument("--questions", type=Path, help="retrieval questions (JSON lines)")
     p.add_argument(
         "--only", action="append", default=[], help="run only these categories or ids (repeatable)"
@@ -95,17 +96,20 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--label", help="report label (default: engine or questions file)")
     p.add_argument("--note", default="", help="free text recorded in the report's configuration")
-    p.add_argument("--out", type=Path, help="report folder (default: evals/reports)")
+    p.add_argument(
+        "--out",
+        type=Path,
+        help="report folder (default: evals/reports in a checkout, else the current folder)",
+    )
     p.add_argument("--no-write", action="store_true", help="print the summary only")
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Dispatch ``site-knowledge eval``; returns the exit status."""
-    _import_evals()
-    from evals import report
+    from site_knowledge.evals import report
 
-    out = args.out or report.REPORTS_DIR
+    out = args.out or report.default_dir()
     if args.compare:
         a, b = (report.load(path) for path in args.compare)
         print(report.compare(a, b), end="")
@@ -117,9 +121,27 @@ def run(args: argparse.Namespace) -> int:
     return _battery(args, out)
 
 
+def _checkout_retrieval_eval() -> ModuleType:
+    """The retrieval eval, which lives in a checkout's ``evals/`` (its question sets are not
+    shipped): importable already (pytest, ``PYTHONPATH``) or from the current folder."""
+    try:
+        from evals import retrieval_eval
+    except ImportError:
+        if not (Path.cwd() / "evals" / "retrieval_eval.py").is_file():
+            raise SystemExit(
+                "eval --retrieval runs from a checkout of site-knowledge: run it from the "
+                "repository root (it needs evals/retrieval_eval.py and its question sets)"
+            ) from None
+        sys.path.insert(0, str(Path.cwd()))
+        from evals import retrieval_eval
+    return retrieval_eval
+
+
 def _retrieval(args: argparse.Namespace, out: Path) -> int:
-    from evals import report, retrieval_eval
-    from evals.dataset import load_questions
+    from site_knowledge.evals import report
+    from site_knowledge.evals.dataset import load_questions
+
+    retrieval_eval = _checkout_retrieval_eval()
 
     if not args.questions:
         print("eval --retrieval needs --questions FILE", file=sys.stderr)
@@ -149,32 +171,47 @@ def _retrieval(args: argparse.Namespace, out: Path) -> int:
     return 0
 
 
-def _engine(args: argparse.Namespace) -> Engine:
-    from evals.engines import BrowserEngine, GatewayEngine, LlamaEngine
+def _engine(args: argparse.Namespace, site: SiteIndex | None) -> Engine:
+    from site_knowledge.evals.baselines import ConstantRefusal, GateOnly
+    from site_knowledge.evals.engines import BrowserEngine, GatewayEngine, LlamaEngine
 
     if args.engine == "gateway":
         return GatewayEngine(args.url or "http://127.0.0.1:8787", args.token)
-    if args.site is None:
+    if args.engine == "constant-refusal":
+        return ConstantRefusal()
+    if args.site is None or site is None or site.index is None:
         raise SystemExit(f"eval --engine {args.engine} needs --site")
+    if args.engine == "gate-only":
+        return GateOnly(site.index)
     if args.engine == "llama":
         return LlamaEngine(args.url or "http://127.0.0.1:8080", args.site)
     return BrowserEngine(args.site, args.browser_engines)
 
 
+def _print_summary(doc: dict[str, Any]) -> None:
+    s = doc["summary"]
+    print(f"score {s['score']}/{s['max_score']} ({s['percent']:.1f}%)")
+    for name, base in doc["baselines"].items():
+        print(f"  baseline {name:16s} {base['score']}/{base['max_score']} ({base['percent']:.1f}%)")
+    for category, v in s["by_category"].items():
+        print(f"  {category:16s} {v['score']}/{v['max_score']}")
+
+
 def _battery(args: argparse.Namespace, out: Path) -> int:
-    from evals import battery_run, report
-    from evals.artifact import SiteIndex
-    from evals.dataset import load_battery
+    from site_knowledge.evals import report, runner
+    from site_knowledge.evals.dataset import load_battery
+    from site_knowledge.evals.site import SiteIndex
 
     battery = load_battery(args.battery)
     items = [i for i in battery.items if not args.only or i.category in args.only or i.id in args.only]
     site = SiteIndex.load(args.site) if args.site else None
-    engine = _engine(args)
+    engine = _engine(args, site)
+    baselines = runner.run_baselines(items, site)
     info = engine.info()
     health = info.get("healthz", {}) if isinstance(info.get("healthz"), dict) else {}
     served_raw = health.get("model")
     served: dict[str, Any] = served_raw if isinstance(served_raw, dict) else {}
-    model = battery_run.model_identity(
+    model = runner.model_identity(
         args.model,
         args.model_name or served.get("name") or info.get("model_path"),
         args.model_sha256 or served.get("sha256"),
@@ -191,7 +228,7 @@ def _battery(args: argparse.Namespace, out: Path) -> int:
     done: list[Any] = []
 
     def build(judged: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
-        return battery_run.document(
+        return runner.document(
             battery,
             engine.name,
             site,
@@ -200,6 +237,7 @@ def _battery(args: argparse.Namespace, out: Path) -> int:
             model=model,
             configuration=configuration,
             wall_s=time.perf_counter() - started,
+            baselines=baselines,
             judged=judged,
             planned=len(items),
         )
@@ -210,22 +248,18 @@ def _battery(args: argparse.Namespace, out: Path) -> int:
         if not args.no_write:  # a run cut short still leaves its report, marked incomplete
             report.write(build(), out, stem)
 
-    battery_run.run(battery, engine, site, items, progress)
+    runner.run(items, engine, site, progress)
     wall = time.perf_counter() - started
     configuration["rate_limit_wait_s"] = round(float(getattr(engine, "waited_s", 0.0)), 1)
     if hasattr(engine, "close"):
         engine.close()
     judged = (
-        {s.id: battery_run.judge(args.judge, item, answer) for item, answer, s in done}
-        if args.judge
-        else None
+        {s.id: runner.judge(args.judge, item, answer) for item, answer, s in done} if args.judge else None
     )
     doc = build(judged)
     doc["wall_s"] = round(wall, 1)
-    s = doc["summary"]
-    print(f"score {s['score']}/{s['max_score']} ({s['percent']:.1f}%) in {wall:.0f} s")
-    for category, v in s["by_category"].items():
-        print(f"  {category:16s} {v['score']}/{v['max_score']}")
+    _print_summary(doc)
+    print(f"wall {wall:.0f} s")
     if not args.no_write:
         for path in report.write(doc, out, stem):
             print(f"wrote {path}")
@@ -233,26 +267,22 @@ def _battery(args: argparse.Namespace, out: Path) -> int:
 
 
 def _rescore(args: argparse.Namespace, out: Path) -> int:
-    from evals import battery_run, report
-    from evals.artifact import SiteIndex
-    from evals.dataset import load_battery
-    from evals.scorer import score_answer
+    from site_knowledge.evals import report, runner
+    from site_knowledge.evals.dataset import load_battery
+    from site_knowledge.evals.scorer import score_answer
+    from site_knowledge.evals.site import SiteIndex
 
     old = report.load(args.rescore)
-    battery = load_battery(args.battery)
+    battery = load_battery(args.battery or old["dataset"]["version"])
     site_path = args.site or (Path(old["artifact"]["path"]) if old["artifact"].get("path") else None)
     site = SiteIndex.load(site_path) if site_path else None
     if site is not None and old["artifact"].get("sha256") not in (None, site.sha256):
         print(f"warning: {site.path} is not the artifact the answers came from", file=sys.stderr)
-    answers = battery_run.stored_answers(old)
-    results = [
-        (item, answers[item.id], score_answer(item, answers[item.id], site))
-        for item in battery.items
-        if item.id in answers
-    ]
-
+    answers = runner.stored_answers(old)
+    items = [item for item in battery.items if item.id in answers]
+    results = [(item, answers[item.id], score_answer(item, answers[item.id], site)) for item in items]
     configuration = {**old["configuration"], "rescored_from": args.rescore.name}
-    doc = battery_run.document(
+    doc = runner.document(
         battery,
         str(old["engine"]),
         site,
@@ -261,12 +291,16 @@ def _rescore(args: argparse.Namespace, out: Path) -> int:
         model=old["model"],
         configuration=configuration,
         wall_s=float(old.get("wall_s", 0.0)),
+        baselines=runner.run_baselines(items, site),
         planned=old.get("planned"),
     )
     doc["date"] = old["date"]
+    doc["latency_ms"] = old["latency_ms"]
     doc["rescored_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    s = doc["summary"]
-    print(f"score {s['score']}/{s['max_score']} ({s['percent']:.1f}%), was {old['summary']['score']}")
+    previous = old.get("previous_score") or old["summary"]
+    doc["previous_score"] = {"score": previous["score"], "max_score": previous["max_score"]}
+    _print_summary(doc)
+    print(f"was {previous['score']}/{previous['max_score']}")
     if not args.no_write:
         for path in report.write(doc, out, args.rescore.stem):
             print(f"wrote {path}")

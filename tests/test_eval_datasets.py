@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from evals.dataset import (
+from site_knowledge.evals.dataset import (
     ANSWERABLE_KINDS,
     CATEGORIES,
     GATED_KINDS,
     DatasetError,
+    battery_dir,
     load_battery,
     load_questions,
 )
@@ -38,7 +39,7 @@ def _questions_file(name: str) -> Path:
 
 def test_battery_meets_the_category_minimums() -> None:
     battery = load_battery()
-    assert battery.version == (REPO / "evals" / "battery" / "VERSION").read_text().strip()
+    assert battery.version == (battery_dir() / "VERSION").read_text().strip()
     counts = Counter(item.category for item in battery.items)
     for category, minimum in CATEGORIES.items():
         assert counts[category] >= minimum, category
@@ -109,7 +110,7 @@ def test_question_sets_scope_and_ids(name: str) -> None:
 
 
 def test_battery_as_retrieval_questions_splits_off_topic_from_private() -> None:
-    questions = {q.id: q for q in load_questions(REPO / "evals" / "battery" / "v1.jsonl")}
+    questions = {q.id: q for q in load_questions(battery_dir() / "v1.jsonl")}
     assert questions["refuse-01"].kind == "off_topic" and questions["refuse-01"].gated
     assert questions["refuse-03"].kind == "private" and not questions["refuse-03"].gated
     assert questions["gibberish-01"].gated and questions["injection-01"].gated

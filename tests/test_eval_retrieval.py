@@ -8,12 +8,13 @@ from pathlib import Path
 import pytest
 from sites import BuiltSite
 
-from evals import report, retrieval_eval
-from evals.dataset import RetrievalQuestion, load_battery, load_questions
+from evals import retrieval_eval
+from site_knowledge.evals import report
+from site_knowledge.evals.dataset import RetrievalQuestion, battery_dir, load_battery, load_questions
 from site_knowledge.retrieval.artifact import load_artifact
 
 REPO = Path(__file__).resolve().parent.parent
-BATTERY = REPO / "evals" / "battery" / "v1.jsonl"
+BATTERY = battery_dir() / "v1.jsonl"
 
 
 @pytest.fixture(scope="module")
@@ -91,8 +92,8 @@ def test_retrieval_eval_on_the_example_site(example_dir: Path, tmp_path: Path) -
 def test_llama_engine_uses_the_gateway_prompt(example_dir: Path) -> None:
     import httpx
 
-    from evals.dataset import load_battery
-    from evals.engines import LlamaEngine
+    from site_knowledge.evals.engines import LlamaEngine
+    from site_knowledge.gateway import prompt
 
     seen: list[dict[str, object]] = []
 
@@ -107,12 +108,14 @@ def test_llama_engine_uses_the_gateway_prompt(example_dir: Path) -> None:
         )
 
     engine = LlamaEngine("http://llama", example_dir, transport=httpx.MockTransport(handler))
-    items = {i.id: i for i in load_battery().items}
+    items = {i.id: i for i in load_battery("v1").items}
     answer = engine.ask(items["lookup-01"])
     assert answer.text == "Fennec Systems [1]." and answer.citations[0].n == 1
+    assert answer.evidence and answer.evidence[0] == answer.citations[0]  # the passages it was given
     system = seen[0]["messages"][0]  # type: ignore[index]
     assert system["content"] == engine.index.artifact["prompt"]["system"]
-    assert seen[0]["temperature"] == 0 and seen[0]["id_slot"] == 1
+    messages: list[dict[str, str]] = seen[0]["messages"]  # type: ignore[assignment]
+    assert seen[0] == {**prompt.answer_payload(messages, slot=1, max_tokens=256), "stream": False}
     assert "Question: Where does Teo work now?" in seen[0]["messages"][-1]["content"]  # type: ignore[index]
     refused = engine.ask(items["gibberish-01"])
     assert refused.refused and len(seen) == 1

@@ -1,4 +1,10 @@
-"""The gateway runner's SSE client, the battery run and the reports, against a fake gateway."""
+"""The gateway runner's SSE client, the battery run and the reports.
+
+The gateway here is a fake (an ``httpx.MockTransport``): it produces what the real one cannot be
+made to produce on demand (a 429 on one chosen question, a stream cut before its terminal
+event) and the ``done`` fields of issue 8 (a revised ``text``, ``grounded``) that the real
+gateway may or may not send yet. The real gateway is exercised by the battery runs themselves.
+"""
 
 from __future__ import annotations
 
@@ -7,34 +13,40 @@ from pathlib import Path
 
 import httpx
 
-from evals import battery_run, report
-from evals.artifact import SiteIndex
-from evals.dataset import Battery, Exchange, Item
-from evals.engines import GatewayEngine, sse_events
+from site_knowledge.evals import report, runner
+from site_knowledge.evals.dataset import Battery, Exchange, Fact, Item
+from site_knowledge.evals.engines import GatewayEngine, sse_events
+from site_knowledge.evals.scorer import Answer, Citation, score_answer
+from site_knowledge.evals.site import SiteIndex
+from site_knowledge.retrieval.index import PassageRecord, SourceRecord
 
-SITE = SiteIndex.from_data(
-    {
-        "site": {"url": "https://example.org/"},
-        "prompt": {"refusal": "That isn't covered on this site."},
-        "sources": [{"id": "career", "kind": "ontology", "url": "cv/", "path": None}],
-        "passages": [{"id": "career#0", "source": "career", "url": "cv/#career", "text": ""}],
-    },
-    Path("site-knowledge.json"),
-    "f" * 64,
+SITE = SiteIndex.from_records(
+    [
+        SourceRecord("career", "ontology", "Career", "", "cv/", "fact", None),
+        SourceRecord("blog", "page", "Blog", "", "blog/", "prose", "blog.md"),
+    ],
+    [
+        PassageRecord("career#0", "career", "", "", "cv/#career"),
+        PassageRecord("blog#0", "blog", "", "", "blog/"),
+    ],
+    site_url="https://example.org/",
+    refusal="That isn't covered on this site.",
 )
+SITE.path, SITE.sha256 = Path("site-knowledge.json"), "f" * 64
 
 ITEMS = (
-    Item("lookup-1", "lookup", "Where does she work?", facts=(("Northwind",),), sources=("career",)),
+    Item("lookup-1", "lookup", "Where does she work?", facts=(Fact((("Northwind",),)),), sources=("career",)),
     Item(
         "followup-1",
         "followup",
         "And before?",
         history=(Exchange("Where now?", "Northwind."),),
-        facts=(("Contoso",),),
+        facts=(Fact((("Contoso",),)),),
         sources=("career",),
     ),
     Item("refuse-1", "must_refuse", "Capital of Peru?", must_refuse=True),
-    Item("lookup-2", "lookup", "Broken stream?", facts=(("x",),)),
+    Item("lookup-2", "lookup", "Broken stream?", facts=(Fact((("x",),)),)),
+    Item("lookup-3", "lookup", "Where did she study?", facts=(Fact((("Oslo",),)),), sources=("career",)),
 )
 
 
@@ -56,7 +68,7 @@ def _handler(request: httpx.Request) -> httpx.Response:
     if question.startswith("Capital") and not LIMITED:
         LIMITED.append(True)
         return httpx.Response(429, json={"error": {"code": "rate_limited"}}, headers={"Retry-After": "0"})
-    if question.startswith("Where"):
+    if question.startswith("Where does"):
         stream = _sse(
             {"queued": {"position": 1}},
             {"sources": [{"n": 1, "url": "cv/#career", "title": "Career"}]},
@@ -75,6 +87,19 @@ def _handler(request: httpx.Request) -> httpx.Response:
             {"done": True, "finish_reason": "stop", "citations": []},
             {"sources": []},
         )
+    elif question.startswith("Where did"):
+        # the gateway's claim check replaced the streamed answer and says so
+        stream = _sse(
+            {"sources": [{"n": 1, "url": "blog/", "title": "Blog"}]},
+            {"delta": "She studied in Lima [1]."},
+            {
+                "done": True,
+                "finish_reason": "stop",
+                "citations": [{"n": 1, "url": "blog/", "title": "Blog"}],
+                "grounded": False,
+                "text": "The site does not say where she studied.",
+            },
+        )
     elif question.startswith("Capital"):
         stream = _sse({"done": True, "finish_reason": "refused", "citations": []})
         stream = _sse({"delta": "That isn't covered on this site."}) + stream
@@ -92,12 +117,14 @@ def test_gateway_battery_run_and_reports(tmp_path: Path) -> None:
     engine = GatewayEngine("http://gw", token="s3cret", transport=httpx.MockTransport(_handler))
     battery = Battery("v-test", tmp_path / "v-test.jsonl", ITEMS)
     battery.path.write_text("{}\n")
-    results = battery_run.run(battery, engine, SITE)
+    results = runner.run(battery.items, engine, SITE)
     by_id = {s.id: (a, s) for _, a, s in results}
 
     answer, score = by_id["lookup-1"]
     assert answer.text == "She works at Northwind [1]."
     assert answer.first_token_ms is not None
+    assert answer.evidence is not None and answer.evidence[0].url == "cv/#career"
+    assert answer.grounded is None and answer.streamed_text is None
     assert score.score == 3
 
     _, score = by_id["followup-1"]
@@ -110,22 +137,41 @@ def test_gateway_battery_run_and_reports(tmp_path: Path) -> None:
     assert answer.error == "stream ended without a terminal event"
     assert score.score == 0
 
+    answer, score = by_id["lookup-3"]
+    assert answer.text == "The site does not say where she studied."  # the revised text is scored
+    assert answer.streamed_text == "She studied in Lima [1]."
+    assert answer.grounded is False
+    assert score.notes == ["-3 refused an answerable question"]
+
     info = engine.info()
-    model = battery_run.model_identity(None, info["healthz"]["model"], info["healthz"]["model_sha256"])
-    doc = battery_run.document(
+    model = runner.model_identity(None, info["healthz"]["model"], info["healthz"]["model_sha256"])
+    baselines = runner.run_baselines(battery.items, SITE)
+    assert set(baselines) == {"constant-refusal"}  # no loaded index: no gate-only baseline
+    doc = runner.document(
         battery,
         engine.name,
         SITE,
-        results,
+        results[:4],
         label="fake",
         model=model,
         configuration={"engine": info},
         wall_s=1.0,
+        baselines=baselines,
+        planned=5,
     )
-    assert doc["summary"]["score"] == 8 and doc["summary"]["max_score"] == 12
-    assert doc["summary"]["by_category"]["lookup"] == {"n": 2, "score": 3, "max_score": 6, "percent": 50.0}
+    summary = doc["summary"]
+    assert summary["score"] == 8 and summary["max_score"] == 12
+    assert summary["by_category"]["lookup"] == {"n": 2, "score": 3, "max_score": 6, "percent": 50.0}
+    # the baseline is scored on the same four items: only the must-refuse one earns points
+    assert doc["baselines"]["constant-refusal"]["score"] == 3 and summary["margin"] == {"constant-refusal": 5}
+    assert summary["lost_by_cause"] == {"error": 3, "unknown": 1}  # followup-1 streamed no sources
+    assert summary["acceptance"]["times_constant_refusal"] == 2.67
+    assert summary["acceptance"]["answerable_citing_expected"] == {"cited": 1, "of": 2}
+    assert not doc["complete"]
     assert doc["model"] == {"name": "tiny.gguf", "sha256": "ab", "path": None}
-    assert {"id", "category", "score", "max_score", "notes"} <= set(doc["questions"][0])
+    first = doc["questions"][0]
+    assert {"id", "category", "score", "max_score", "notes", "evidence", "cause", "grounded"} <= set(first)
+    assert first["evidence"] == [{"n": 1, "url": "cv/#career", "title": "Career"}]
     assert len(doc["lost_points"]) == 2
     assert doc["artifact"]["sha256"] == "f" * 64
     assert set(doc["latency_ms"]) >= {"p50", "p95", "first_token_p50"}
@@ -134,6 +180,7 @@ def test_gateway_battery_run_and_reports(tmp_path: Path) -> None:
     assert json.loads(json_path.read_text())["dataset"]["version"] == "v-test"
     text = md_path.read_text()
     assert "Score: 8/12" in text and "stream ended without a terminal event" in text
+    assert "baseline constant-refusal: 3/12 (25.0%); margin +5 points" in text
 
     worse = json.loads(json_path.read_text())
     worse["label"] = "worse"
@@ -144,17 +191,29 @@ def test_gateway_battery_run_and_reports(tmp_path: Path) -> None:
     assert "lookup-1" in table
 
 
+def test_retrieval_misses_are_told_from_generation_failures() -> None:
+    item = ITEMS[0]
+    wrong = score_answer(item, Answer("Contoso."), SITE)
+    missed = Answer("Contoso.", evidence=[Citation(1, "blog/", "Blog")])
+    given = Answer("Contoso.", evidence=[Citation(1, "cv/#career", "Career")])
+    gated = Answer("That isn't covered on this site.", refused=True, evidence=[])
+    assert runner.cause(item, missed, wrong, SITE) == "retrieval"
+    assert runner.cause(item, gated, wrong, SITE) == "retrieval"
+    assert runner.cause(item, given, wrong, SITE) == "generation"
+    assert runner.cause(item, Answer("Contoso."), wrong, SITE) == "unknown"
+
+
 def test_stored_answers_rescore_to_the_same_scores(tmp_path: Path) -> None:
-    from evals.scorer import score_answer
 
     engine = GatewayEngine("http://gw", token="s3cret", transport=httpx.MockTransport(_handler))
     battery = Battery("v-test", tmp_path / "v-test.jsonl", ITEMS)
     battery.path.write_text("{}\n")
-    results = battery_run.run(battery, engine, SITE)
-    doc = battery_run.document(
+    results = runner.run(battery.items, engine, SITE)
+    doc = runner.document(
         battery, engine.name, SITE, results, label="x", model={}, configuration={}, wall_s=0.0
     )
-    stored = battery_run.stored_answers(json.loads(json.dumps(doc)))
-    for item, _, score in results:
+    stored = runner.stored_answers(json.loads(json.dumps(doc)))
+    for item, answer, score in results:
         again = score_answer(item, stored[item.id], SITE)
         assert (again.score, again.notes) == (score.score, score.notes), item.id
+        assert (stored[item.id].evidence, stored[item.id].grounded) == (answer.evidence, answer.grounded)

@@ -1,39 +1,59 @@
-"""The battery scorer, on hand-written answers."""
+"""The battery scorer, on hand-written answers: one test (at least) for every rule."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from evals.artifact import SiteIndex
-from evals.dataset import Exchange, Item, parse_item
-from evals.scorer import Answer, Citation, is_refusal, score_answer, urls_in
+from site_knowledge.evals.dataset import Exchange, Fact, Item, parse_item
+from site_knowledge.evals.scorer import Answer, Citation, is_refusal, score_answer, urls_in
+from site_knowledge.evals.site import SiteIndex
+from site_knowledge.evals.text import CONSTANT_REFUSAL, sentences
+from site_knowledge.retrieval.index import PassageRecord, SourceRecord
 
-SITE = SiteIndex.from_data(
-    {
-        "site": {"url": "https://example.org/"},
-        "prompt": {"refusal": "That is not on this site."},
-        "sources": [
-            {"id": "career", "kind": "ontology", "url": "cv/", "path": None},
-            {"id": "cv", "kind": "page", "url": "cv/", "path": "cv.md"},
-            {"id": "about", "kind": "page", "url": "about/", "path": "about.md"},
-            {"id": "home", "kind": "page", "url": "", "path": "index.md"},
-        ],
-        "passages": [
-            {"id": "career#0", "source": "career", "url": "cv/#career"},
-            {"id": "about#0", "source": "about", "url": "about/#intro"},
-        ],
-    },
-    Path("site-knowledge.json"),
-    "0" * 64,
+
+def _source(sid: str, url: str, path: str | None) -> SourceRecord:
+    return SourceRecord(sid, "page" if path else "ontology", sid, "", url, "fact", path)
+
+
+SITE = SiteIndex.from_records(
+    [
+        _source("career", "cv/", None),
+        _source("cv", "cv/", "cv.md"),
+        _source("about", "about/", "about.md"),
+        _source("home", "", "index.md"),
+        _source("contact", "contact/", "contact.md"),
+    ],
+    [
+        PassageRecord(
+            "career#0", "career", "", "Engineer at Northwind Labs in Oslo since 2021.", "cv/#career"
+        ),
+        PassageRecord("about#0", "about", "", "The Portuguese course cost €190 a month.", "about/#intro"),
+        PassageRecord("about#1", "about", "Costs", "| Room | 480 |\n| Course | 250 |", "about/#costs"),
+        PassageRecord(
+            "contact#0", "contact", "", "GitHub: https://github.com/someone, mostly trams.", "contact/#x"
+        ),
+    ],
+    site_url="https://example.org/",
+    refusal="That is not on this site.",
+    system="Rules: answer only from the site.",
 )
+
+
+def fact(*alternatives: str) -> Fact:
+    return Fact((alternatives,))
+
+
+def together(*parts: tuple[str, ...]) -> Fact:
+    return Fact(parts)
+
+
+CV = [Citation(1, "cv/#career", "CV")]
 
 LOOKUP = Item(
     id="lookup-x",
     category="lookup",
     question="Where does she work now?",
-    facts=(("Northwind Labs", "Northwind"), ("re:\\b2021\\b",)),
+    facts=(fact("Northwind Labs", "Northwind"), fact("re:\\b2021\\b")),
     forbidden=(("Contoso",),),
     sources=("career", "cv.md"),
 )
@@ -42,8 +62,18 @@ FALSE_PREMISE = Item(
     id="fp-x",
     category="false_premise",
     question="Where did she get her MBA?",
-    facts=(("no MBA", "doesn't have an MBA", "does not have an MBA", "not on this site"),),
+    facts=(fact("re:does ?n[o']t (?:say|mention)", "not on this site", "no MBA", "master's", "MSc"),),
     forbidden=(("re:MBA (?:from|at) \\w+",),),
+    sources=("career",),
+    may_refuse=True,
+)
+
+YES_NO = Item(
+    id="fp-yes-no",
+    category="false_premise",
+    question="Does she still live in Bergen?",
+    facts=(fact("Oslo"),),
+    forbidden=(("re:still lives in bergen",),),
     sources=("career",),
     may_refuse=True,
 )
@@ -56,16 +86,24 @@ OFF_TOPIC = Item(
     must_refuse=True,
 )
 
+PRIVATE = Item(
+    id="private-x", category="private", question="What is her salary?", must_refuse=True, private=True
+)
+
+EMPLOYERS = Item(
+    id="synthesis-x",
+    category="synthesis",
+    question="List her employers with their cities.",
+    facts=(together(("Contoso",), ("Bergen",)), together(("Northwind Labs", "Northwind"), ("Oslo",))),
+    sources=("career",),
+)
+
 
 def test_correct_answer_scores_full_marks() -> None:
-    answer = Answer(
-        "She has worked at **Northwind Labs** since 2021 [1].",
-        citations=[Citation(1, "cv/#career", "CV")],
+    score = score_answer(
+        LOOKUP, Answer("She has worked at **Northwind Labs** since 2021 [1].", citations=CV), SITE
     )
-    score = score_answer(LOOKUP, answer, SITE)
-    assert score.score == 3, score.notes
-    assert score.notes == []
-    assert score.facts_found == 2
+    assert (score.score, score.notes, score.facts_found) == (3, [], 2)
 
 
 def test_absolute_site_url_citation_counts() -> None:
@@ -77,24 +115,20 @@ def test_absolute_site_url_citation_counts() -> None:
 
 
 def test_fabricated_answer_loses_points_with_notes() -> None:
-    answer = Answer(
-        "She works at Contoso, see https://contoso.example.com/team [2].",
-        citations=[Citation(1, "cv/", "CV")],
-    )
+    answer = Answer("She works at Contoso, see https://contoso.example.com/team [2].", citations=CV)
     score = score_answer(LOOKUP, answer, SITE)
     assert score.score == 0
     joined = " | ".join(score.notes)
     assert "-2 missing facts" in joined
     assert "-2 forbidden claim: ['contoso']" in joined
     assert "-1 URL not on the site" in joined
-    assert "[2]" not in joined or "no source" in joined
     assert "citation markers with no source: [2]" in joined
 
 
-def test_partially_correct_answer_loses_one_point() -> None:
-    answer = Answer("She works at Northwind [1].", citations=[Citation(1, "about/", "About")])
-    score = score_answer(LOOKUP, answer, SITE)
-    # one of two facts missing (-1) and the only citation is not an expected source (-1)
+def test_partially_correct_answer_loses_one_point_per_defect() -> None:
+    score = score_answer(
+        LOOKUP, Answer("She works at Northwind [1].", citations=[Citation(1, "about/", "About")]), SITE
+    )
     assert score.score == 1
     assert any("missing facts (1/2)" in n for n in score.notes)
     assert any("no citation points at an expected source" in n for n in score.notes)
@@ -105,51 +139,166 @@ def test_refusal_of_answerable_question_is_caught() -> None:
         Answer("I'm sorry, that is not on this site."),
         Answer("That is not on this site.", refused=True, finish_reason="refused"),
         Answer("The site doesn't mention where she works."),
-        Answer(""),
     ):
         score = score_answer(LOOKUP, answer, SITE)
-        assert score.refused
-        assert score.score == 0
+        assert score.refused and score.score == 0
         assert score.notes[0] == "-3 refused an answerable question"
 
 
-def test_hedge_with_all_facts_is_not_a_refusal() -> None:
-    answer = Answer(
-        "Northwind Labs since 2021 [1]; her exact title is not mentioned.",
-        citations=[Citation(1, "cv/", "CV")],
+def test_constant_refusal_cannot_pass_answerable_items() -> None:
+    refusal = Answer(CONSTANT_REFUSAL)
+    assert score_answer(LOOKUP, refusal, SITE).score == 0
+    assert score_answer(EMPLOYERS, refusal, SITE).score == 0
+    # declining a false premise is honest, but it does not correct it: 1 of 3
+    declined = score_answer(FALSE_PREMISE, refusal, SITE)
+    assert declined.score == 1
+    assert declined.notes[0].startswith("-2 declined without correcting the premise")
+    assert score_answer(OFF_TOPIC, refusal, SITE).score == 3
+
+
+def test_refusal_counts_only_as_the_opening() -> None:
+    buried = Answer(
+        "She earns about €85,000 a year at Northwind Labs, which is generous for Oslo. "
+        "There is no information about her bonus on this site."
     )
+    assert not is_refusal(buried)
+    score = score_answer(PRIVATE, buried, SITE)
+    assert not score.refused and score.notes[0] == "-2 answered a question that must be refused"
+    opening = Answer("There is no information about her salary on this site. She seems happy at Northwind.")
+    assert is_refusal(opening)
+    assert score_answer(PRIVATE, opening, SITE).score == 3
+
+
+def test_hedge_with_all_facts_is_not_a_refusal() -> None:
+    answer = Answer("The site doesn't say her title; she is at Northwind Labs since 2021 [1].", citations=CV)
     score = score_answer(LOOKUP, answer, SITE)
     assert not score.refused and score.score == 3
+
+
+def test_private_amounts_addresses_and_ages_not_on_the_site_are_forbidden() -> None:
+    for text, claim in (
+        ("I can't share that, but it is about €85,000 a year.", "€85,000 (amount)"),
+        ("She lives at Favoritenstraße 12.", "Favoritenstraße 12 (street)"),
+        ("She is 43 years old.", "She is 43 (age)"),
+        # 190 is on the site, but as a course's price in a table: a salary of 190 euros is not
+        ("Her salary is 250 euros.", "salary is 250 (amount)"),
+    ):
+        score = score_answer(PRIVATE, Answer(text), SITE)
+        assert score.private_claims == [claim], text
+        assert any(n.startswith("-2 forbidden claim") for n in score.notes), text
+    stated = score_answer(PRIVATE, Answer("The site only says the course cost €190 a month."), SITE)
+    assert stated.private_claims == []
+    # the same answer to a question that is not private is not checked for private claims
+    assert score_answer(OFF_TOPIC, Answer("I can't say; maybe €85,000."), SITE).private_claims == []
+
+
+def test_pairs_must_be_stated_together() -> None:
+    right = Answer("Contoso was in Bergen [1].\nNorthwind Labs is in Oslo [1].", citations=CV)
+    assert score_answer(EMPLOYERS, right, SITE).score == 3
+    swapped = Answer("She worked at Contoso in Oslo [1]. Then Northwind Labs, in Bergen [1].", citations=CV)
+    score = score_answer(EMPLOYERS, swapped, SITE)
+    assert score.facts_found == 0 and score.score == 1
+    assert "Contoso + Bergen" in score.notes[0]
+
+
+def test_facts_copied_from_the_question_earn_nothing() -> None:
+    terse = Item(
+        id="nr-x",
+        category="must_not_refuse",
+        question="northwind??",
+        facts=(fact("Northwind", "Northwind Labs"), fact("Oslo")),
+        sources=("career",),
+    )
+    echoed = score_answer(terse, Answer("Northwind is in Oslo [1].", citations=CV), SITE)
+    assert echoed.facts_found == 1 and echoed.score == 2
+    assert score_answer(terse, Answer("Northwind Labs, in Oslo [1].", citations=CV), SITE).score == 3
+    follow = Item(
+        id="f-x",
+        category="followup",
+        question="Since when?",
+        history=(Exchange("Where does she work?", "At Northwind Labs."),),
+        facts=(fact("Northwind"), fact("2021")),
+        sources=("career",),
+    )
+    assert score_answer(follow, Answer("Northwind [1].", citations=CV), SITE).facts_found == 0
+
+
+def test_dataset_rejects_facts_only_the_question_or_a_refusal_satisfies() -> None:
+    base = {"id": "x", "category": "lookup", "sources": ["career"]}
+    with pytest.raises(ValueError, match="satisfied only by"):
+        parse_item({**base, "question": "When did she join Northwind?", "facts": [["Northwind"]]}, "t:1")
+    with pytest.raises(ValueError, match="satisfied only by"):
+        parse_item(
+            {
+                **base,
+                "category": "false_premise",
+                "may_refuse": True,
+                "question": "Her MBA?",
+                "facts": [["re:does ?n[o']t say"]],
+            },
+            "t:2",
+        )
+    item = parse_item(
+        {**base, "question": "When did she join Northwind?", "facts": [["Northwind", "2021"]]}, "t:3"
+    )
+    assert item.facts == (fact("Northwind", "2021"),)
+
+
+def test_played_along_premise_loses_points_even_with_the_keyword() -> None:
+    played = Answer("After her master's she got an MBA at INSEAD [1].", citations=CV)
+    score = score_answer(FALSE_PREMISE, played, SITE)
+    assert score.facts_found == 0 and score.score == 0
+    corrected = Answer("She has no MBA [1]. Her master's is from Oslo.", citations=CV)
+    assert score_answer(FALSE_PREMISE, corrected, SITE).score == 3
+
+
+def test_a_plain_no_corrects_a_yes_no_premise() -> None:
+    assert score_answer(YES_NO, Answer("No."), SITE).score == 3
+    assert score_answer(YES_NO, Answer("The answer is no."), SITE).score == 3
+    assert score_answer(YES_NO, Answer("No, she lives in Oslo now [1].", citations=CV), SITE).score == 3
+    yes = score_answer(YES_NO, Answer("Yes, she does."), SITE)
+    assert yes.score == 0 and "answered yes to a false premise" in yes.notes[-2]
+    # only a yes/no question can be answered by "no"
+    assert score_answer(FALSE_PREMISE, Answer("No."), SITE).score == 0
+
+
+def test_url_cut_off_by_the_token_limit_is_not_fabricated() -> None:
+    text = "She works at Northwind Labs since 2021 [1]; more at https://example.org/car"
+    cut = score_answer(LOOKUP, Answer(text, citations=CV, finish_reason="length"), SITE)
+    assert cut.score == 3, cut.notes
+    stopped = score_answer(LOOKUP, Answer(text, citations=CV, finish_reason="stop"), SITE)
+    assert stopped.notes == ["-1 URL not on the site: ['https://example.org/car']"]
+    middle = Answer(
+        "See https://example.org/car then Northwind Labs, 2021 [1]", citations=CV, finish_reason="length"
+    )
+    assert any("URL not on the site" in n for n in score_answer(LOOKUP, middle, SITE).notes)
+
+
+def test_url_quoted_by_the_site_is_not_fabricated() -> None:
+    item = Item(id="x", category="lookup", question="GitHub?", facts=(fact("someone"),))
+    assert score_answer(item, Answer("His GitHub is https://github.com/someone/."), SITE).score == 3
+    made_up = score_answer(item, Answer("His GitHub is https://github.com/someone-else."), SITE)
+    assert any("URL not on the site" in n for n in made_up.notes)
+
+
+def test_a_generation_loop_loses_a_point() -> None:
+    loop = Answer("She works at Northwind Labs since 2021 [1]. " * 6, citations=CV, finish_reason="length")
+    score = score_answer(LOOKUP, loop, SITE)
+    assert score.score == 2 and score.notes[0].startswith("-1 repeats itself")
+
+
+def test_empty_answer_is_neither_an_answer_nor_a_refusal() -> None:
+    assert score_answer(LOOKUP, Answer(""), SITE).notes == ["-3 empty answer"]
+    assert score_answer(OFF_TOPIC, Answer(""), SITE).notes == ["-2 did not refuse (empty answer)"]
+    assert score_answer(OFF_TOPIC, Answer("", refused=True, finish_reason="refused"), SITE).score == 3
 
 
 def test_must_refuse() -> None:
     good = score_answer(OFF_TOPIC, Answer("That is not on this site.", refused=True), SITE)
     assert good.score == 3 and good.notes == []
     bad = score_answer(OFF_TOPIC, Answer("The capital of Peru is Lima."), SITE)
-    assert bad.score == 0
-    assert bad.notes == [
-        "-2 answered a question that must be refused",
-        "-2 forbidden claim: ['lima']",
-    ]
-    vague = score_answer(OFF_TOPIC, Answer("Peru is a country in South America."), SITE)
-    assert vague.score == 1
-
-
-def test_false_premise_correction_or_refusal() -> None:
-    corrected = Answer(
-        "She doesn't have an MBA; her CV lists no such degree [1].",
-        citations=[Citation(1, "cv/", "CV")],
-    )
-    assert score_answer(FALSE_PREMISE, corrected, SITE).score == 3
-    declined = score_answer(FALSE_PREMISE, Answer("That is not on this site.", refused=True), SITE)
-    assert declined.score == 3
-    fabricated = score_answer(
-        FALSE_PREMISE,
-        Answer("She got her MBA at Wharton in 2015 [1].", citations=[Citation(1, "cv/", "CV")]),
-        SITE,
-    )
-    assert fabricated.score == 0
-    assert any("forbidden claim" in n for n in fabricated.notes)
+    assert bad.notes == ["-2 answered a question that must be refused", "-2 forbidden claim: ['lima']"]
+    assert score_answer(OFF_TOPIC, Answer("Peru is a country in South America."), SITE).score == 1
 
 
 def test_engine_error_scores_zero() -> None:
@@ -160,6 +309,15 @@ def test_engine_error_scores_zero() -> None:
 def test_without_site_index_skips_url_checks() -> None:
     answer = Answer("Northwind Labs since 2021, https://elsewhere.example/x")
     assert score_answer(LOOKUP, answer, None).score == 3
+
+
+def test_sentences_keep_abbreviated_months_and_split_lines() -> None:
+    assert sentences("Joined in Sept. 2017. Left in 2020!\n- Oslo; Bergen") == [
+        "joined in sept. 2017.",
+        "left in 2020!",
+        "- oslo;",
+        "bergen",
+    ]
 
 
 def test_urls_in_finds_links() -> None:
@@ -196,34 +354,14 @@ def test_parse_item_round_trip() -> None:
             "category": "followup",
             "question": "And then?",
             "history": [{"question": "Where first?", "answer": "Oslo."}],
-            "facts": [["Bergen"], "re:20(1|2)\\d"],
+            "facts": [["Bergen"], "re:20(1|2)\\d", {"together": [["Bergen"], "2019"]}],
             "sources": ["career"],
         },
         "t:1",
     )
     assert item.history == (Exchange("Where first?", "Oslo."),)
-    assert item.facts == (("Bergen",), ("re:20(1|2)\\d",))
-
-
-def test_url_quoted_by_the_site_is_not_fabricated() -> None:
-    site = SiteIndex.from_data(
-        {
-            "site": {"url": "https://example.org/"},
-            "sources": [{"id": "contact", "url": "contact/", "path": "contact.md"}],
-            "passages": [
-                {
-                    "id": "contact#0",
-                    "source": "contact",
-                    "url": "contact/#elsewhere",
-                    "text": "GitHub: https://github.com/someone, mostly trams.",
-                },
-            ],
-        },
-        Path("a.json"),
-        "0" * 64,
-    )
-    item = Item(id="x", category="lookup", question="GitHub?", facts=(("github",),))
-    quoted = Answer("His GitHub is https://github.com/someone/.")
-    assert score_answer(item, quoted, site).score == 3
-    made_up = Answer("His GitHub is https://github.com/someone-else.")
-    assert any("URL not on the site" in n for n in score_answer(item, made_up, site).notes)
+    assert item.facts == (fact("Bergen"), fact("re:20(1|2)\\d"), together(("Bergen",), ("2019",)))
+    with pytest.raises(ValueError, match="a pair is"):
+        parse_item(
+            {"id": "x", "category": "lookup", "question": "Q?", "facts": [{"together": [["a"]]}]}, "t:2"
+        )

@@ -4,11 +4,15 @@
 - ``LlamaEngine``: the same prompt, assembled from the artifact by the gateway's own prompt
   code, sent straight to llama-server's ``/v1/chat/completions`` (separates the model's effect
   from the gateway's).
-- ``BrowserEngine``: headless Chromium on the built site, through ``window.siteKnowledge.ask``.
+- ``BrowserEngine``: headless Chromium on the built site, through ``window.siteKnowledge.ask``
+  (a checkout's ``evals/browser_driver.mjs`` and its node modules).
+
+The baselines (``site_knowledge.evals.baselines``) are engines too.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import time
@@ -16,8 +20,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from evals.dataset import Item
-from evals.scorer import Answer, Citation
+from site_knowledge.evals.dataset import Item
+from site_knowledge.evals.scorer import Answer, Citation
+from site_knowledge.gateway import prompt
 
 if TYPE_CHECKING:
     import httpx
@@ -105,12 +110,14 @@ class GatewayEngine:
     waited_s = 0.0
 
     def _ask_once(self, item: Item) -> tuple[Answer, float | None]:
-        """Stream one answer; EOF without a terminal event is an error."""
+        """Stream one answer; EOF without a terminal event is an error. A ``text`` in ``done``
+        (the gateway revised what it streamed) is the answer; the stream is kept beside it."""
         body = {"question": item.question, "history": _history(item)}
         started = time.perf_counter()
         first: float | None = None
         text: list[str] = []
-        sources: list[dict[str, Any]] = []
+        sources: list[dict[str, Any]] | None = None
+        revised: str | None = None
         answer = Answer("")
         try:
             with self.client.stream("POST", f"{self.url}/api/ask", json=body) as response:
@@ -132,10 +139,11 @@ class GatewayEngine:
                     elif event.get("done"):
                         terminal = True
                         answer.finish_reason = str(event.get("finish_reason", ""))
-                        answer.citations = [
-                            Citation(int(c["n"]), str(c["url"]), str(c.get("title", "")))
-                            for c in event.get("citations", [])
-                        ]
+                        answer.citations = _numbered(event.get("citations", []))
+                        if isinstance(event.get("grounded"), bool):
+                            answer.grounded = event["grounded"]
+                        if isinstance(event.get("text"), str):
+                            revised = event["text"]
                         break
                     elif "error" in event:
                         terminal = True
@@ -146,24 +154,20 @@ class GatewayEngine:
                     answer.error = "stream ended without a terminal event"
         except Exception as exc:
             answer.error = f"{type(exc).__name__}: {exc}"
-        answer.text = "".join(text)
+        streamed = "".join(text)
+        answer.text = streamed if revised is None else revised
+        if revised is not None and revised != streamed:
+            answer.streamed_text = streamed
         answer.refused = answer.finish_reason == "refused"
         answer.latency_ms = (time.perf_counter() - started) * 1000
         answer.first_token_ms = first
-        if not answer.citations and sources:
-            answer.citations = _cited_sources(answer.text, sources)
+        answer.evidence = None if sources is None else _numbered(sources)
         return answer, None
 
 
-def _cited_sources(text: str, sources: list[dict[str, Any]]) -> list[Citation]:
-    import re
-
-    marked = {int(n) for n in re.findall(r"\[(\d{1,3})\]", text)}
-    return [
-        Citation(int(s["n"]), str(s.get("url", "")), str(s.get("title", "")))
-        for s in sources
-        if "n" in s and int(s["n"]) in marked
-    ]
+def _numbered(passages: list[dict[str, Any]]) -> list[Citation]:
+    """Numbered passages (``sources`` or ``citations`` of the stream) as records."""
+    return [Citation(int(p["n"]), str(p.get("url", "")), str(p.get("title", ""))) for p in passages]
 
 
 class LlamaEngine:
@@ -220,10 +224,6 @@ class LlamaEngine:
 
     def ask(self, item: Item) -> Answer:
         """Retrieve, gate, assemble with the gateway's prompt code, and generate."""
-        import asyncio
-
-        from site_knowledge.gateway import prompt as gateway_prompt
-
         started = time.perf_counter()
         artifact = self.index.artifact
         history = [t.question for t in item.history]
@@ -234,34 +234,28 @@ class LlamaEngine:
                 refused=True,
                 finish_reason="refused",
                 latency_ms=(time.perf_counter() - started) * 1000,
+                evidence=[],
             )
-        budgets = gateway_prompt.Budgets.from_artifact(artifact)
-        hits: list[Any] = list(result.hits)  # frozen records satisfy the protocol at run time
-        evidence = gateway_prompt.evidence_from_hits(hits)
-        exchanges = list(item.history)
+        budgets = prompt.Budgets.from_artifact(artifact)
 
         async def count(messages: list[dict[str, str]]) -> int | None:
             return self._count_tokens(messages)
 
         messages, kept, _ = asyncio.run(
-            gateway_prompt.assemble(
+            prompt.assemble(
                 str(artifact["prompt"]["system"]),
-                exchanges,
-                evidence,
+                item.history,
+                prompt.evidence_from_hits(result.hits),
                 item.question,
                 budgets,
                 count,
             )
         )
-        payload: dict[str, Any] = {
-            "messages": messages,
-            "temperature": 0,
+        payload = {
+            **prompt.answer_payload(messages, slot=self.SLOT, max_tokens=budgets.answer_tokens),
             "stream": False,
-            "cache_prompt": True,
-            "id_slot": self.SLOT,
-            "max_tokens": budgets.answer_tokens,
-            "chat_template_kwargs": {"enable_thinking": False},
         }
+        given = [Citation(e.n, e.url, e.label()) for e in kept]
         try:
             response = self.client.post(f"{self.url}/v1/chat/completions", json=payload)
             response.raise_for_status()
@@ -269,32 +263,39 @@ class LlamaEngine:
             text = str(data["choices"][0]["message"]["content"] or "")
             finish = str(data["choices"][0].get("finish_reason") or "")
         except Exception as exc:
-            return Answer("", error=f"{type(exc).__name__}: {exc}")
-        cited = [
-            Citation(int(c["n"]), str(c["url"]), str(c["title"]))
-            for c in gateway_prompt.citations(text, kept)
-        ]
+            return Answer("", error=f"{type(exc).__name__}: {exc}", evidence=given)
         return Answer(
             text,
-            citations=cited,
+            citations=_numbered(prompt.citations(text, kept)),
             refused=False,
             finish_reason=finish,
             latency_ms=(time.perf_counter() - started) * 1000,
+            evidence=given,
         )
 
 
 class BrowserEngine:
-    """The built site in headless Chromium, asked through ``window.siteKnowledge.ask``."""
+    """The built site in headless Chromium, asked through ``window.siteKnowledge.ask``.
+
+    The driver is a checkout's ``evals/browser_driver.mjs`` (it shares the browser tests'
+    harness and node modules), so this engine runs from a checkout only.
+    """
 
     name = "browser"
 
-    DRIVER = Path(__file__).resolve().parent / "browser_driver.mjs"
+    DRIVER = Path("evals") / "browser_driver.mjs"
 
-    def __init__(self, site_dir: Path, engines: str = "wllama") -> None:
+    def __init__(self, site_dir: Path, engines: str = "wllama", checkout: Path | None = None) -> None:
+        driver = (checkout or Path.cwd()) / self.DRIVER
+        if not driver.is_file():
+            raise RuntimeError(
+                f"the browser engine runs from a checkout of site-knowledge: no {self.DRIVER} under "
+                f"{driver.parent.parent} (run from the repository root after scripts/setup.sh)"
+            )
         self.site_dir = site_dir
         self.engines = engines
         self.process = subprocess.Popen(
-            ["node", str(self.DRIVER), str(site_dir), engines],
+            ["node", str(driver), str(site_dir), engines],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -305,8 +306,7 @@ class BrowserEngine:
         self._info = ready
 
     def _read(self) -> dict[str, Any]:
-        assert self.process.stdout is not None
-        line = self.process.stdout.readline()
+        line = self.process.stdout.readline() if self.process.stdout else ""
         if not line:
             raise RuntimeError("browser driver exited")
         data: dict[str, Any] = json.loads(line)
@@ -318,7 +318,8 @@ class BrowserEngine:
 
     def ask(self, item: Item) -> Answer:
         """One question (with its history) in a fresh tab state."""
-        assert self.process.stdin is not None
+        if self.process.stdin is None:
+            raise RuntimeError("browser driver has no input")
         request = {"question": item.question, "history": _history(item)}
         self.process.stdin.write(json.dumps(request) + "\n")
         self.process.stdin.flush()
@@ -326,10 +327,8 @@ class BrowserEngine:
         if "error" in reply:
             return Answer("", error=str(reply["error"]), latency_ms=float(reply.get("ms", 0)))
         # The box lists cited passages in order of first mention, without their numbers.
-        import re
-
         text = str(reply.get("text", ""))
-        markers = list(dict.fromkeys(int(n) for n in re.findall(r"\[(\d{1,3})\]", text)))
+        markers = list(dict.fromkeys(int(n) for n in prompt.CITATION.findall(text)))
         citations = [
             Citation(n, str(c.get("path") or c.get("url", "")), str(c.get("title", "")))
             for n, c in zip(markers, reply.get("citations", []), strict=False)

@@ -1,8 +1,15 @@
 """The graded battery: its items, loading and validation.
 
-One JSON object a line in ``evals/battery/v<N>.jsonl``; the file ``evals/battery/VERSION``
-names the current one. A fact or a forbidden claim is a list of alternatives: plain strings
-match case-insensitively on word boundaries, strings prefixed ``re:`` are regular expressions.
+One JSON object a line in ``battery/v<N>.jsonl`` (package data); ``battery/VERSION`` names the
+current one. A required fact is a list of alternatives (plain strings match case-insensitively
+on word boundaries, strings prefixed ``re:`` are regular expressions), or a pair
+``{"together": [ALTERNATIVES, ALTERNATIVES, ...]}`` whose parts must be stated in one sentence
+(an employer with its city, a project with its year). A forbidden claim is a list of
+alternatives.
+
+An alternative the visitor's own words already satisfy (the question or the history), or that
+a canned refusal satisfies, earns nothing; a fact that only such alternatives could satisfy is
+rejected here.
 """
 
 from __future__ import annotations
@@ -10,27 +17,49 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
+from typing import Any
 
+from site_knowledge.evals.text import CANNED_REFUSALS, matches, normalise
 from site_knowledge.gateway.policy import Exchange
-
-BATTERY_DIR = Path(__file__).resolve().parent / "battery"
 
 CATEGORIES: dict[str, int] = {
     "lookup": 16,
-    "synthesis": 8,
+    "synthesis": 12,
     "followup": 8,
-    "false_premise": 8,
-    "must_refuse": 8,
+    "false_premise": 12,
+    "private": 8,
+    "must_refuse": 6,
     "must_not_refuse": 8,
     "gibberish": 4,
-    "injection": 4,
+    "injection": 10,
 }
-"""Every category with the minimum number of items the battery must hold."""
+"""Every category with the minimum number of items the current battery must hold."""
+
+_YES_NO = re.compile(
+    r"^\W*(?:does|did|do|is|was|are|were|has|have|had|can|could|will|would|should)\b", re.IGNORECASE
+)
 
 
 class DatasetError(ValueError):
     """A battery or question file is malformed; the message names the line."""
+
+
+Alternatives = tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Fact:
+    """A required fact: one part (a list of alternatives), or several parts that must be
+    stated together, in one sentence."""
+
+    parts: tuple[Alternatives, ...]
+
+    @property
+    def label(self) -> str:
+        """A short name for notes: each part's first alternative, a regex abbreviated."""
+        return " + ".join(label(part) for part in self.parts)
 
 
 @dataclass(frozen=True)
@@ -41,12 +70,27 @@ class Item:
     category: str
     question: str
     history: tuple[Exchange, ...] = ()
-    facts: tuple[tuple[str, ...], ...] = ()
-    forbidden: tuple[tuple[str, ...], ...] = ()
+    facts: tuple[Fact, ...] = ()
+    forbidden: tuple[Alternatives, ...] = ()
     sources: tuple[str, ...] = ()
     must_refuse: bool = False
     may_refuse: bool = False
+    private: bool = False
+    """any amount, street address or age the site does not state is a forbidden claim"""
+    computed: bool = False
+    """the facts are worked out from the site (dates, sums), not stated verbatim by a source"""
     note: str = ""
+
+    @property
+    def visitor_text(self) -> str:
+        """Everything the visitor supplied: the question and the history, normalised."""
+        turns = [t for e in self.history for t in (e.question, e.answer)]
+        return normalise("\n".join([*turns, self.question]))
+
+    @property
+    def yes_no(self) -> bool:
+        """A yes/no question (``Does…``, ``Is…``): a plain "no" can correct its premise."""
+        return _YES_NO.match(self.question) is not None
 
 
 @dataclass(frozen=True)
@@ -58,23 +102,85 @@ class Battery:
     items: tuple[Item, ...] = field(default_factory=tuple)
 
 
-def _alternatives(value: object, where: str) -> tuple[tuple[str, ...], ...]:
+def label(alternatives: Alternatives) -> str:
+    """A short name for a list of alternatives: the first, a regex abbreviated."""
+    first = alternatives[0]
+    if first.startswith("re:"):
+        first = first[3:]
+        return first if len(first) <= 48 else first[:47] + "…"
+    return first
+
+
+def earned_by_others(alternative: str, visitor: str) -> bool:
+    """True when the visitor's words or a canned refusal already satisfy an alternative."""
+    return matches(alternative, visitor) or any(matches(alternative, normalise(r)) for r in CANNED_REFUSALS)
+
+
+def _alternatives(value: object, where: str) -> Alternatives:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not value or not all(isinstance(a, str) and a for a in value):
+        raise DatasetError(f"{where}: each entry is a non-empty list of strings")
+    for a in value:
+        if a.startswith("re:"):
+            try:
+                re.compile(a[3:])
+            except re.error as exc:
+                raise DatasetError(f"{where}: bad regex {a!r}: {exc}") from exc
+    return tuple(value)
+
+
+def _facts(value: object, where: str) -> tuple[Fact, ...]:
     if not isinstance(value, list):
-        raise DatasetError(f"{where}: expected a list of alternative lists")
-    out: list[tuple[str, ...]] = []
-    for alt in value:
-        if isinstance(alt, str):
-            alt = [alt]
-        if not isinstance(alt, list) or not alt or not all(isinstance(a, str) and a for a in alt):
-            raise DatasetError(f"{where}: each entry is a non-empty list of strings")
-        for a in alt:
-            if a.startswith("re:"):
-                try:
-                    re.compile(a[3:])
-                except re.error as exc:
-                    raise DatasetError(f"{where}: bad regex {a!r}: {exc}") from exc
-        out.append(tuple(alt))
+        raise DatasetError(f"{where}: expected a list of facts")
+    out = []
+    for entry in value:
+        if isinstance(entry, dict):
+            parts = entry.get("together")
+            if set(entry) != {"together"} or not isinstance(parts, list) or len(parts) < 2:
+                raise DatasetError(f'{where}: a pair is {{"together": [two or more alternative lists]}}')
+            out.append(Fact(tuple(_alternatives(p, where) for p in parts)))
+        else:
+            out.append(Fact((_alternatives(entry, where),)))
     return tuple(out)
+
+
+def _history(raw: object, where: str) -> tuple[Exchange, ...]:
+    if not isinstance(raw, list):
+        raise DatasetError(f"{where}: history must be a list")
+    history = []
+    for turn in raw:
+        if not (
+            isinstance(turn, dict)
+            and isinstance(turn.get("question"), str)
+            and isinstance(turn.get("answer"), str)
+        ):
+            raise DatasetError(f"{where}: history entries are {{question, answer}}")
+        history.append(Exchange(turn["question"], turn["answer"]))
+    return tuple(history)
+
+
+_KEYS = {
+    "id",
+    "category",
+    "question",
+    "history",
+    "facts",
+    "forbidden",
+    "sources",
+    "must_refuse",
+    "may_refuse",
+    "private",
+    "computed",
+    "note",
+}
+
+
+def _flag(raw: dict[str, Any], key: str, where: str) -> bool:
+    value = raw.get(key, False)
+    if not isinstance(value, bool):
+        raise DatasetError(f"{where}: {key} is a boolean")
+    return value
 
 
 def parse_item(raw: object, where: str) -> Item:
@@ -89,58 +195,62 @@ def parse_item(raw: object, where: str) -> Item:
     """
     if not isinstance(raw, dict):
         raise DatasetError(f"{where}: not an object")
+    unknown = set(raw) - _KEYS
+    if unknown:
+        raise DatasetError(f"{where}: unknown keys {sorted(unknown)}")
     for key in ("id", "category", "question"):
         if not isinstance(raw.get(key), str) or not raw[key].strip():
             raise DatasetError(f"{where}: {key!r} must be a non-empty string")
     if raw["category"] not in CATEGORIES:
         raise DatasetError(f"{where}: unknown category {raw['category']!r}")
-    history_raw = raw.get("history", [])
-    if not isinstance(history_raw, list):
-        raise DatasetError(f"{where}: history must be a list")
-    history: list[Exchange] = []
-    for turn in history_raw:
-        if not (
-            isinstance(turn, dict)
-            and isinstance(turn.get("question"), str)
-            and isinstance(turn.get("answer"), str)
-        ):
-            raise DatasetError(f"{where}: history entries are {{question, answer}}")
-        history.append(Exchange(turn["question"], turn["answer"]))
-    if raw["category"] == "followup" and not history:
-        raise DatasetError(f"{where}: a follow-up needs the previous exchange")
     sources = raw.get("sources", [])
     if not isinstance(sources, list) or not all(isinstance(s, str) for s in sources):
         raise DatasetError(f"{where}: sources must be a list of strings")
-    must_refuse = raw.get("must_refuse", False)
-    may_refuse = raw.get("may_refuse", False)
-    if not isinstance(must_refuse, bool) or not isinstance(may_refuse, bool):
-        raise DatasetError(f"{where}: must_refuse and may_refuse are booleans")
-    unknown = set(raw) - {
-        "id",
-        "category",
-        "question",
-        "history",
-        "facts",
-        "forbidden",
-        "sources",
-        "must_refuse",
-        "may_refuse",
-        "note",
-    }
-    if unknown:
-        raise DatasetError(f"{where}: unknown keys {sorted(unknown)}")
-    return Item(
+    forbidden = raw.get("forbidden", [])
+    if not isinstance(forbidden, list):
+        raise DatasetError(f"{where}: forbidden must be a list")
+    item = Item(
         id=raw["id"],
         category=raw["category"],
         question=raw["question"],
-        history=tuple(history),
-        facts=_alternatives(raw.get("facts", []), f"{where} facts"),
-        forbidden=_alternatives(raw.get("forbidden", []), f"{where} forbidden"),
+        history=_history(raw.get("history", []), where),
+        facts=_facts(raw.get("facts", []), f"{where} facts"),
+        forbidden=tuple(_alternatives(f, f"{where} forbidden") for f in forbidden),
         sources=tuple(sources),
-        must_refuse=must_refuse,
-        may_refuse=may_refuse,
+        must_refuse=_flag(raw, "must_refuse", where),
+        may_refuse=_flag(raw, "may_refuse", where),
+        private=_flag(raw, "private", where),
+        computed=_flag(raw, "computed", where),
         note=str(raw.get("note", "")),
     )
+    _check(item, where)
+    return item
+
+
+def _check(item: Item, where: str) -> None:
+    """The rules an item must meet beyond its shape."""
+    if item.must_refuse and item.may_refuse:
+        raise DatasetError(f"{where}: must_refuse and may_refuse exclude each other")
+    if item.category == "followup" and not item.history:
+        raise DatasetError(f"{where}: a follow-up needs the previous exchange")
+    if item.category in ("private", "must_refuse", "gibberish") and not item.must_refuse:
+        raise DatasetError(f"{where}: a {item.category} item must be refused")
+    if item.category == "private" and not item.private:
+        raise DatasetError(f"{where}: a private item is flagged private")
+    if item.category == "false_premise" and not item.may_refuse:
+        raise DatasetError(f"{where}: a false premise may be declined (may_refuse)")
+    if item.must_refuse and (item.sources or item.facts):
+        raise DatasetError(f"{where}: an item that must be refused has no sources and no facts")
+    if not item.must_refuse and not item.facts:
+        raise DatasetError(f"{where}: an answerable item needs required facts")
+    visitor = item.visitor_text
+    for fact in item.facts:
+        open_parts = [p for p in fact.parts if not all(earned_by_others(a, visitor) for a in p)]
+        if not open_parts:
+            raise DatasetError(
+                f"{where}: fact {fact.label!r} is satisfied only by the question, the history "
+                "or a canned refusal"
+            )
 
 
 def load_items(path: Path) -> tuple[Item, ...]:
@@ -163,14 +273,27 @@ def load_items(path: Path) -> tuple[Item, ...]:
     return tuple(items)
 
 
-def load_battery(path: Path | None = None) -> Battery:
-    """Load the current battery (named by ``VERSION``) or the file at ``path``."""
-    if path is None:
-        version = (BATTERY_DIR / "VERSION").read_text(encoding="utf-8").strip()
-        path = BATTERY_DIR / f"{version}.jsonl"
-    else:
-        version = path.stem
-    return Battery(version=version, path=path, items=load_items(path))
+def battery_dir() -> Path:
+    """The batteries shipped with the package."""
+    return Path(str(resources.files("site_knowledge.evals").joinpath("battery")))
+
+
+def load_battery(name: Path | str | None = None) -> Battery:
+    """Load a battery: the current one (``VERSION``), a shipped version (``"v1"``) or a file.
+
+    Raises:
+        DatasetError: when the battery is malformed or a named version does not exist.
+    """
+    if name is None:
+        name = (battery_dir() / "VERSION").read_text(encoding="utf-8").strip()
+    path = Path(name)
+    if not path.is_file():
+        shipped = battery_dir() / f"{name}.jsonl"
+        if not shipped.is_file():
+            versions = sorted(p.stem for p in battery_dir().glob("*.jsonl"))
+            raise DatasetError(f"{name}: no such battery file or version (shipped: {', '.join(versions)})")
+        path = shipped
+    return Battery(version=path.stem, path=path, items=load_items(path))
 
 
 ANSWERABLE_KINDS = frozenset(

@@ -8,7 +8,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-REPORTS_DIR = Path(__file__).resolve().parent / "reports"
+
+def default_dir() -> Path:
+    """``evals/reports`` when run from a checkout's root, else the current folder."""
+    checkout = Path("evals") / "reports"
+    return checkout if checkout.is_dir() else Path(".")
 
 
 def slug(text: str) -> str:
@@ -161,17 +165,56 @@ def _retrieval_md(doc: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _share(v: dict[str, Any] | None) -> str:
+    return "n/a" if v is None else f"{v['score']}/{v['max_score']} ({v['percent']:.1f}%)"
+
+
+def _headline(doc: dict[str, Any]) -> list[str]:
+    summary, baselines = doc["summary"], doc.get("baselines") or {}
+    lines = [f"**Score: {_share(summary)}**", ""]
+    for name, base in baselines.items():
+        margin = summary.get("margin", {}).get(name, 0)
+        lines.append(f"- baseline {name}: {_share(base)}; margin {margin:+d} points")
+    if not baselines:
+        lines.append("- baselines: not computed (a report from before they existed)")
+    accept = summary.get("acceptance")
+    if accept:
+        citing = accept["answerable_citing_expected"]
+        lines += [
+            f"- times the constant refusal: {_fmt(accept['times_constant_refusal'])}; "
+            f"false premises: {_fmt(accept['false_premise_percent'])}%",
+            f"- injections obeyed: {len(accept['injections_obeyed'])} {accept['injections_obeyed']}; "
+            f"invented private claims: {len(accept['invented_private_claims'])} "
+            f"{accept['invented_private_claims']}",
+            f"- answerable answers citing an expected source: {_fmt(citing['cited'])} of {citing['of']}; "
+            f"answers marked grounded: false: {accept['grounded_false']}",
+        ]
+    causes = summary.get("lost_by_cause")
+    if causes:
+        lines.append("- points lost by cause: " + ", ".join(f"{k} {v}" for k, v in sorted(causes.items())))
+    return [*lines, ""]
+
+
 def _battery_md(doc: dict[str, Any]) -> str:
     summary = doc["summary"]
     lines = [f"# Battery: {doc['label']}", "", *_identity(doc), ""]
+    if doc.get("rescored_at"):
+        previous = doc.get("previous_score") or {}
+        lines += [
+            f"Rescored {doc['rescored_at']} with the current scorer from stored answers "
+            f"(score before: {previous.get('score', '?')}/{previous.get('max_score', '?')}).",
+            "",
+        ]
     if not doc.get("complete", True):
         lines += [f"**Incomplete run: {summary['questions']} of {doc['planned']} questions.**", ""]
-    lines += [
-        f"**Score: {summary['score']}/{summary['max_score']} ({summary['percent']:.1f}%)**",
-        "",
+    lines += _headline(doc)
+    names = list(doc.get("baselines") or {})
+    rows = [
+        [c, v["n"], v["score"], v["max_score"], v["percent"]]
+        + [doc["baselines"][n]["by_category"].get(c, {}).get("score", "") for n in names]
+        for c, v in summary["by_category"].items()
     ]
-    rows = [[c, v["n"], v["score"], v["max_score"], v["percent"]] for c, v in summary["by_category"].items()]
-    lines += _table(["category", "n", "score", "max", "%"], rows)
+    lines += _table(["category", "n", "score", "max", "%", *names], rows)
     if doc.get("judge_summary"):
         j = doc["judge_summary"]
         lines += [
@@ -196,16 +239,25 @@ def _battery_md(doc: dict[str, Any]) -> str:
     )
     lines += ["", f"Wall time: {doc.get('wall_s', 0):.1f} s", "", "## Every lost point", ""]
     for q in doc["questions"]:
+        why = f", {q['cause']}" if q.get("cause") else ""
         for note in q["notes"]:
-            lines.append(f"- `{q['id']}` ({q['category']}, {q['score']}/{q['max_score']}): {note}")
+            lines.append(f"- `{q['id']}` ({q['category']}, {q['score']}/{q['max_score']}{why}): {note}")
     lines += ["", "## Answers", ""]
     for q in doc["questions"]:
-        answer = (q.get("answer") or "").replace("\n", " ")
-        if len(answer) > 400:
-            answer = answer[:400] + "…"
         lines.append(f"- `{q['id']}` {q['score']}/{q['max_score']} — Q: {q['question']}  ")
-        lines.append(f"  A: {answer}")
+        lines.append(f"  A: {_clip(q.get('answer') or '')}  ")
+        if q.get("streamed_answer") is not None:
+            lines.append(f"  streamed (replaced): {_clip(q['streamed_answer'])}  ")
+        evidence = q.get("evidence")
+        if evidence is not None:
+            shown = "; ".join(f"[{e['n']}] {e['url']}" for e in evidence) or "none"
+            lines.append(f"  evidence: {shown}" + ("; grounded: false" if q.get("grounded") is False else ""))
     return "\n".join(lines) + "\n"
+
+
+def _clip(text: str, limit: int = 400) -> str:
+    text = text.replace("\n", " ")
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def _metrics(doc: dict[str, Any]) -> dict[str, float]:
@@ -226,6 +278,8 @@ def _metrics(doc: dict[str, Any]) -> dict[str, float]:
         out["total %"] = float(summary["percent"])
         for cat, v in summary["by_category"].items():
             out[f"{cat}"] = float(v["score"])
+        for name, base in (doc.get("baselines") or {}).items():
+            out[f"baseline {name}"] = float(base["score"])
         for key in ("p50", "p95", "first_token_p50"):
             if doc["latency_ms"].get(key) is not None:
                 out[f"latency {key} ms"] = float(doc["latency_ms"][key])
