@@ -312,11 +312,10 @@ def test_without_site_index_skips_url_checks() -> None:
 
 
 def test_sentences_keep_abbreviated_months_and_split_lines() -> None:
-    assert sentences("Joined in Sept. 2017. Left in 2020!\n- Oslo; Bergen") == [
+    assert sentences("Joined in **Sept.** 2017. Left in 2020!\n- Oslo; Bergen") == [
         "joined in sept. 2017.",
         "left in 2020!",
-        "- oslo;",
-        "bergen",
+        "- oslo; bergen",
     ]
 
 

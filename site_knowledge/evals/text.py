@@ -1,9 +1,11 @@
 """Text handling shared by the battery's validation and its scorer: normalising, matching an
-alternative, splitting an answer into sentences, and the canned refusals."""
+alternative, an answer's sentences (grounding's splitter), and the canned refusals."""
 
 from __future__ import annotations
 
 import re
+
+from site_knowledge.grounding.text import sentences as split_sentences
 
 CONSTANT_REFUSAL = "The site doesn't say."
 """The constant-refusal baseline's answer to every question."""
@@ -18,13 +20,6 @@ CANNED_REFUSALS = (
     "I can't answer that.",
 )
 """Answers that say nothing: a required fact that one of these satisfies earns nothing."""
-
-_ABBREVIATIONS = re.compile(
-    r"(?:\b(?:jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|e\.g|i\.e|approx|ca|vs|etc|st|dr|mr|ms)"
-    r"|\b[a-z])\.$",
-    re.IGNORECASE,
-)
-_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 
 
 def normalise(text: str) -> str:
@@ -54,16 +49,5 @@ def matches(alternative: str, text: str) -> bool:
 
 
 def sentences(text: str) -> list[str]:
-    """An answer's sentences, normalised: lines (list items, table rows) split at ``.!?;``,
-    never after a month abbreviation or an initial."""
-    out: list[str] = []
-    for line in text.splitlines():
-        current = ""
-        for piece in _SENTENCE_END.split(line.strip()):
-            current = f"{current} {piece}" if current else piece
-            if not _ABBREVIATIONS.search(current):
-                out.append(current)
-                current = ""
-        if current:
-            out.append(current)
-    return [s for s in (normalise(s) for s in out) if s]
+    """An answer's sentences and list items as grounding splits them, normalised."""
+    return [s for s in (normalise(piece.text) for piece in split_sentences(text)) if s]
