@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from site_knowledge.embedding import file_sha256 as sha256_file
 from site_knowledge.evals.dataset import RetrievalQuestion
+from site_knowledge.retrieval.gate import OPEN_GATE
 
 if TYPE_CHECKING:
     from site_knowledge.retrieval.index import Mode
@@ -24,7 +25,6 @@ if TYPE_CHECKING:
 MODES: tuple[Mode, ...] = ("bm25", "dense", "hybrid")
 KS = (1, 4, 10)
 TOP_K = 10
-OPEN_GATE = {"min_coverage": 0.0, "min_cosine": -2.0, "strong_cosine": -2.0}
 
 
 @dataclass

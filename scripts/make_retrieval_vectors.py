@@ -1,9 +1,11 @@
 """Regenerate tests/data/retrieval_vectors.json and its fixture artifact.
 
 The file is the contract between the Python and JavaScript retrieval: tokenizer cases
-(text -> tokens) and ranking cases over a small real artifact (query, its embedding, the gate's
-verdict and the ranked passage ids per mode). Run after a deliberate change to SPEC.md:
-``.venv/bin/python scripts/make_retrieval_vectors.py``.
+(text -> tokens) and ranking cases over a small real artifact: the question and its earlier
+questions, the retrieval query they make, its embedding, the gate's inputs and verdict, and
+the ranked passage ids in every mode with the gate open. The fixture's candidate lists are shorter than its
+passage count, so a reader that ranks everything in a single mode fails. Run after a
+deliberate change to SPEC.md: ``.venv/bin/python scripts/make_retrieval_vectors.py``.
 """
 
 from __future__ import annotations
@@ -12,11 +14,21 @@ import json
 import tempfile
 from pathlib import Path
 
-from site_knowledge.build.compiler import BuildOptions, PageInput, PromptParts, compile_knowledge
+from site_knowledge.build.compiler import (
+    DEFAULT_RETRIEVAL,
+    BuildOptions,
+    PageInput,
+    PromptParts,
+    compile_knowledge,
+)
 from site_knowledge.build.embed_cache import EmbeddingCache
 from site_knowledge.embedding import Encoder
-from site_knowledge.retrieval import load_index
-from site_knowledge.retrieval.tokenizer import tokenize
+from site_knowledge.retrieval import KnowledgeIndex, load_index
+from site_knowledge.retrieval.artifact import load_artifact
+from site_knowledge.retrieval.artifact_form import SCHEMA_VERSION
+from site_knowledge.retrieval.gate import OPEN_GATE
+from site_knowledge.retrieval.index import MODES, retrieval_query
+from site_knowledge.retrieval.tokenizer import TOKENIZER_VERSION, tokenize
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
 FIXTURE = DATA / "fixture-artifact"
@@ -61,7 +73,14 @@ QUERIES = [
     ("How do I bake sourdough bread?", []),
     ("colour", []),
     ("numbered units", []),
+    ("What colour is it?", ["How long can a cable be?", "   ", "???"]),
+    ("What colour is it?", ["How do I trace a cable?", "\u3000\x1c"]),
+    ("What colour is it?", ["!!!"]),
+    ("And the panels?", ["How do I trace a cable?", "What feeds a rack?"]),
+    ("", []),
 ]
+RETRIEVAL = {**DEFAULT_RETRIEVAL, "candidates": 3, "page_candidates": 2}
+"""Short candidate lists: 10 passages, 3 candidates, so single modes must stop at 3."""
 
 
 def main() -> None:
@@ -70,30 +89,39 @@ def main() -> None:
         cache = EmbeddingCache(Encoder(), Path(cache_dir))
         pages = [PageInput(src, url, title, "", html) for src, url, title, html in PAGES]
         prompt = PromptParts("You answer from the excerpts.", "Not on this site.", "No model.")
-        compile_knowledge(pages, [], prompt, BuildOptions("Fixture", "", FIXTURE), cache)
+        options = BuildOptions("Fixture", "", FIXTURE, retrieval=RETRIEVAL)
+        compile_knowledge(pages, [], prompt, options, cache)
         for stale in FIXTURE.glob(".*.tmp"):
             stale.unlink()
         index = load_index(FIXTURE / "site-knowledge.json", cache.encoder)
         ranking = []
+        ungated = KnowledgeIndex({**index.artifact, "gate": OPEN_GATE}, _blob(), cache.encoder)
+        turns = int(index.artifact["retrieval"]["followup_turns"])
         for question, history in QUERIES:
-            query = " ".join([*history[-1:], question])
+            query = retrieval_query(question, history, turns)
             vector = cache.encoder.encode([query])[0]
-            case = {"question": question, "history": history,
-                    "query_vector": [round(float(x), 7) for x in vector], "modes": {}}
-            for mode in ("hybrid", "bm25", "dense"):
-                result = index.search(question, history, mode, 4, query_vector=vector)
-                case["answerable"] = result.answerable
-                case["gate"] = result.gate
+            case = {"question": question, "history": history, "query": query,
+                    "terms": tokenize(query), "query_vector": [round(float(x), 7) for x in vector],
+                    "modes": {}}
+            gated = index.search(question, history, "hybrid", 4, query_vector=vector)
+            case["answerable"] = gated.answerable
+            case["gate"] = gated.gate
+            for mode in MODES:
+                result = ungated.search(question, history, mode, 4, query_vector=vector)
                 case["modes"][mode] = [hit.passage.id for hit in result.hits]
             ranking.append(case)
     document = {
-        "spec": "site-knowledge/1 sk-words/1",
+        "spec": f"{SCHEMA_VERSION} {TOKENIZER_VERSION}",
         "artifact": "fixture-artifact/site-knowledge.json",
         "tokenizer": [{"text": text, "tokens": tokenize(text)} for text in TOKENIZER_TEXTS],
         "ranking": ranking,
     }
     (DATA / "retrieval_vectors.json").write_text(
         json.dumps(document, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+
+
+def _blob() -> bytes:
+    return load_artifact(FIXTURE / "site-knowledge.json")[1]
 
 
 if __name__ == "__main__":

@@ -9,7 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from site_knowledge.retrieval import ArtifactError, load_index
+from site_knowledge.retrieval import ArtifactError, KnowledgeIndex, load_index
+from site_knowledge.retrieval.artifact import load_artifact
+from site_knowledge.retrieval.gate import OPEN_GATE
 from site_knowledge.retrieval.index import retrieval_query
 
 DATA = Path(__file__).parent / "data"
@@ -22,13 +24,18 @@ def fixture_index():
 
 
 def test_shared_ranking_vectors(fixture_index):
+    ungated = KnowledgeIndex({**fixture_index.artifact, "gate": OPEN_GATE},
+                             load_artifact(DATA / VECTORS["artifact"])[1], fixture_index.encoder)
     for case in VECTORS["ranking"]:
         vector = np.array(case["query_vector"], dtype=np.float32)
+        assert retrieval_query(case["question"], case["history"], 1) == case["query"]
+        gated = fixture_index.search(case["question"], case["history"], query_vector=vector)
+        assert gated.answerable == case["answerable"]
+        assert gated.gate == case["gate"]
         for mode, expected in case["modes"].items():
-            result = fixture_index.search(case["question"], case["history"], mode, 4,
-                                          query_vector=vector)
+            result = ungated.search(case["question"], case["history"], mode, 4,
+                                    query_vector=vector)
             assert [h.passage.id for h in result.hits] == expected, (case["question"], mode)
-            assert result.answerable == case["answerable"]
 
 
 def test_query_embedding_matches_the_recorded_vectors(fixture_index):
@@ -41,6 +48,7 @@ def test_follow_up_is_retrieved_with_the_earlier_question():
     assert retrieval_query("Where was he then?", ["Where did Teo work in 2019?"], 1) == (
         "Where did Teo work in 2019? Where was he then?")
     assert retrieval_query("Hi", ["a", "b"], 0) == "Hi"
+    assert retrieval_query("Hi", ["a", "  ", "?!"], 1) == "a Hi"
 
 
 def test_unknown_mode_is_an_error(fixture_index):

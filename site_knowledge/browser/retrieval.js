@@ -176,6 +176,24 @@ function meanUnitRows(matrix, groups, size, dimension) {
   return out;
 }
 
+/**
+ * The gate's inputs (SPEC.md, "Gate"): whether the query has terms, its IDF coverage, and its
+ * best cosine over all passages (-1 for none).
+ */
+export function gateSignals(bm25, terms, dense) {
+  let cosine = -1;
+  for (let i = 0; i < dense.length; i++) if (dense[i] > cosine) cosine = dense[i];
+  return { has_terms: terms.length > 0, coverage: bm25.coverage(terms), cosine };
+}
+
+/** The gate's rule: enough known terms and a plausible cosine, or a strong cosine alone. */
+export function accepts(signals, gate) {
+  return (
+    (signals.has_terms && signals.coverage >= gate.min_coverage && signals.cosine >= gate.min_cosine) ||
+    signals.cosine >= gate.strong_cosine
+  );
+}
+
 /** Everything a query needs, computed once when the artifact loads. */
 export class Index {
   /**
@@ -243,10 +261,10 @@ export class Index {
     let order;
     let score;
     if (mode === "bm25") {
-      order = ranked(bm25, this.passages.length, true);
+      order = bm25Order;
       score = bm25;
     } else if (mode === "dense") {
-      order = ranked(dense, this.passages.length);
+      order = denseOrder;
       score = dense;
     } else {
       const nSources = this.artifact.sources.length;
@@ -274,11 +292,8 @@ export class Index {
       score = { get: (i) => rrf.get(i) };
     }
     const top = diverseTop(order, this.sourceOf, topK, cfg.per_page_cap);
-    const cosine = denseOrder.length ? dense[denseOrder[0]] : -1;
-    const coverage = this.bm25.coverage(terms);
-    const answerable =
-      (terms.length > 0 && coverage >= gateCfg.min_coverage && cosine >= gateCfg.min_cosine) ||
-      cosine >= gateCfg.strong_cosine;
+    const signals = gateSignals(this.bm25, terms, dense);
+    const answerable = accepts(signals, gateCfg);
     const sources = this.artifact.sources;
     const results = top.map((i, rank) => {
       const p = this.passages[i];
@@ -295,13 +310,21 @@ export class Index {
         score: typeof score.get === "function" ? score.get(i) : score[i],
       };
     });
-    return { query: text, terms, results, gate: { answerable, coverage, cosine } };
+    return { query: text, terms, results, gate: { answerable, ...signals } };
   }
 }
 
-/** The retrieval query: the previous question joined to the new one (SPEC.md, "Follow-ups"). */
+const HAS_WORD = /[\p{L}\p{N}]/u;
+
+/**
+ * The retrieval query: the last `followupTurns` earlier questions that hold a letter or a
+ * digit, joined to the new one by spaces (SPEC.md, "Follow-ups").
+ * @param {string} question
+ * @param {{question: string}[]} history earlier exchanges, oldest first
+ * @param {number} followupTurns
+ */
 export function retrievalQuery(question, history, followupTurns) {
-  if (!followupTurns || !history.length) return question;
-  const earlier = history.slice(-followupTurns).map((turn) => turn.question);
-  return [...earlier, question].join(" ");
+  if (!followupTurns) return question;
+  const earlier = history.map((turn) => turn.question).filter((q) => HAS_WORD.test(q));
+  return [...earlier.slice(-followupTurns), question].join(" ");
 }

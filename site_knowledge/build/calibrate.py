@@ -13,7 +13,6 @@ the site's words while real paraphrases do not.
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -22,6 +21,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from site_knowledge.retrieval.gate import GateSignals, accepts, signals
+from site_knowledge.retrieval.lexical import BM25, K1, B
 from site_knowledge.retrieval.tokenizer import tokenize
 
 TARGET_RECALL = 0.95
@@ -31,9 +32,8 @@ COSINE_GRID = np.round(np.arange(0.0, 0.61, 0.01), 2)
 COVERAGE_GRID = np.round(np.arange(0.0, 1.001, 0.05), 2)
 STRONG_GRID = np.append(np.round(np.arange(0.40, 0.90, 0.02), 2), 1.01)
 
-NO_TERMS = -1.0  # below every threshold: a query without tokens needs the strong cosine
-
 Embed = Callable[[Sequence[str]], npt.NDArray[np.float32]]
+FloatArray = npt.NDArray[np.float64]
 
 
 @dataclass(frozen=True)
@@ -45,9 +45,10 @@ class Probe:
 
 
 def offtopic_questions() -> list[str]:
-    """The packaged general-knowledge questions no site should answer."""
+    """The packaged questions no site should answer (``offtopic.txt``, ``#`` lines are comments)."""
     text = resources.files("site_knowledge.build").joinpath("offtopic.txt").read_text("utf-8")
-    return [line.strip() for line in text.splitlines() if line.strip()]
+    lines = (line.strip() for line in text.splitlines())
+    return [line for line in lines if line and not line.startswith("#")]
 
 
 def heading_probes(headings: Sequence[str]) -> list[Probe]:
@@ -65,34 +66,28 @@ def heading_probes(headings: Sequence[str]) -> list[Probe]:
     ]
 
 
-def _features(queries: Sequence[str], left_out: Sequence[frozenset[int]],
-              passage_tokens: Sequence[Sequence[str]], vectors: npt.NDArray[np.float32],
-              stopwords: frozenset[str], embed: Embed) -> tuple[npt.NDArray[np.float64], ...]:
-    size = len(passage_tokens)
-    document_frequency: Counter[str] = Counter()
-    for tokens in passage_tokens:
-        document_frequency.update(set(tokens))
+def _signals(queries: Sequence[str], left_out: Sequence[frozenset[int]], bm25: BM25,
+             vectors: npt.NDArray[np.float32], stopwords: frozenset[str],
+             embed: Embed) -> tuple[npt.NDArray[np.bool_], FloatArray, FloatArray]:
+    """The reader's gate signals for each probe, its own section's passages left out."""
     cosine_matrix = vectors @ embed(queries).T
-    coverages, cosines = [], []
+    rows: list[GateSignals] = []
     for column, (query, excluded) in enumerate(zip(queries, left_out, strict=True)):
-        seen = total = 0.0
-        for term in dict.fromkeys(tokenize(query, stopwords)):
-            df = document_frequency[term]
-            idf = math.log(1.0 + (size - df + 0.5) / (df + 0.5))
-            total += idf
-            seen += idf if df > 0 else 0.0
-        coverages.append(seen / total if total else NO_TERMS)
-        column_scores = cosine_matrix[:, column].copy()
+        cosines = cosine_matrix[:, column].copy()
         if excluded:
-            column_scores[list(excluded)] = -1.0
-        cosines.append(float(column_scores.max(initial=-1.0)))
-    return np.array(coverages), np.array(cosines)
+            cosines[list(excluded)] = -1.0
+        rows.append(signals(bm25, tokenize(query, stopwords), cosines))
+    return (np.array([r.has_terms for r in rows]), np.array([r.coverage for r in rows]),
+            np.array([r.cosine for r in rows]))
 
 
 def calibrate_gate(passage_tokens: Sequence[Sequence[str]], headings: Sequence[str],
                    vectors: npt.NDArray[np.float32], stopwords: frozenset[str],
                    embed: Embed) -> dict[str, Any]:
     """Choose ``min_coverage``, ``min_cosine`` and ``strong_cosine`` for this site.
+
+    The probes are scored by the reader's own code: BM25's coverage and the gate's
+    `signals` and `accepts`, over the passages as the reader tokenizes them.
 
     Returns:
         The artifact's ``gate`` object, with a ``calibration`` report.
@@ -101,12 +96,13 @@ def calibrate_gate(passage_tokens: Sequence[Sequence[str]], headings: Sequence[s
     negatives = offtopic_questions()
     if not probes or len(passage_tokens) < 2:
         return _gate(0.0, 0.0, 1.01, {"probes": len(probes), "note": "too small to calibrate"})
-    pos_cov, pos_cos = _features([p.question for p in probes], [p.left_out for p in probes],
-                                 passage_tokens, vectors, stopwords, embed)
-    neg_cov, neg_cos = _features(negatives, [frozenset()] * len(negatives), passage_tokens,
-                                 vectors, stopwords, embed)
-    recall = _acceptance_grid(pos_cov, pos_cos)
-    false_accept = _acceptance_grid(neg_cov, neg_cos)
+    bm25 = BM25(passage_tokens, K1, B)
+    positive = _signals([p.question for p in probes], [p.left_out for p in probes], bm25,
+                        vectors, stopwords, embed)
+    negative = _signals(negatives, [frozenset()] * len(negatives), bm25, vectors, stopwords,
+                        embed)
+    recall = _acceptance_grid(*positive)
+    false_accept = _acceptance_grid(*negative)
     strong_i, cos_i, cov_i = np.meshgrid(np.arange(len(STRONG_GRID)), np.arange(len(COSINE_GRID)),
                                          np.arange(len(COVERAGE_GRID)), indexing="ij")
     # Best: recall at the target, then fewest false accepts, then most recall, then the most
@@ -121,26 +117,20 @@ def calibrate_gate(passage_tokens: Sequence[Sequence[str]], headings: Sequence[s
         "answerable_probes": len(probes),
         "offtopic_probes": len(negatives),
         "target_recall": TARGET_RECALL,
-        "recall": round(float(_accepts(pos_cov, pos_cos, min_cov, min_cos, strong).mean()), 4),
-        "false_accept": round(float(_accepts(neg_cov, neg_cos, min_cov, min_cos, strong).mean()), 4),
+        "recall": round(float(accepts(*positive, min_cov, min_cos, strong).mean()), 4),
+        "false_accept": round(float(accepts(*negative, min_cov, min_cos, strong).mean()), 4),
         "method": "heading probes with their own section left out; packaged off-topic probes",
     }
     return _gate(min_cov, min_cos, strong, report)
 
 
-def _acceptance_grid(coverage: npt.NDArray[np.float64],
-                     cosine: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+def _acceptance_grid(has_terms: npt.NDArray[np.bool_], coverage: FloatArray,
+                     cosine: FloatArray) -> FloatArray:
     """Share accepted for every (strong, min_cosine, min_coverage) threshold of the grids."""
-    strong = cosine[None, None, None, :] >= STRONG_GRID[:, None, None, None]
-    enough_cosine = cosine[None, :] >= COSINE_GRID[:, None]
-    enough_coverage = coverage[None, :] >= COVERAGE_GRID[:, None]
-    both = enough_cosine[:, None, :] & enough_coverage[None, :, :]
-    return (strong | both[None, :, :, :]).mean(axis=3)
-
-
-def _accepts(coverage: npt.NDArray[np.float64], cosine: npt.NDArray[np.float64],
-             min_cov: float, min_cos: float, strong: float) -> npt.NDArray[np.bool_]:
-    return ((coverage >= min_cov) & (cosine >= min_cos)) | (cosine >= strong)
+    accepted = accepts(has_terms, coverage, cosine,
+                       COVERAGE_GRID[None, None, :, None], COSINE_GRID[None, :, None, None],
+                       STRONG_GRID[:, None, None, None])
+    return np.asarray(accepted).mean(axis=3)
 
 
 def _gate(min_cov: float, min_cos: float, strong: float, report: dict[str, Any]) -> dict[str, Any]:

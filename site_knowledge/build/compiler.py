@@ -20,6 +20,7 @@ from site_knowledge.build.writer import write_artifact
 from site_knowledge.embedding import DIMENSION, MAX_TOKENS, MODEL_NAME, WEIGHTS_PACKAGE
 from site_knowledge.progress import ProgressBar
 from site_knowledge.retrieval.artifact_form import SCHEMA_VERSION, source_id_for
+from site_knowledge.retrieval.lexical import K1, B
 from site_knowledge.retrieval.tokenizer import STOPWORDS, TOKENIZER_VERSION, indexed_text, tokenize
 from site_knowledge.retrieval.vectors import LAYOUT, dequantize, quantize
 
@@ -208,7 +209,7 @@ def _document(sources: Sequence[Source], passages: Sequence[Passage], prompt: Pr
             for p in passages
         ],
         "lexical": {"tokenizer": TOKENIZER_VERSION, "stopwords": list(STOPWORDS),
-                    "k1": 1.2, "b": 0.75},
+                    "k1": K1, "b": B},
         "retrieval": options.retrieval,
         "vectors": {"file": "", "sha256": "", "count": len(passages), "dimension": DIMENSION,
                     "layout": LAYOUT},

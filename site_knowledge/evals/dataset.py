@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -253,18 +254,23 @@ def _check(item: Item, where: str) -> None:
             )
 
 
-def load_items(path: Path) -> tuple[Item, ...]:
-    """Load and validate a battery file (JSON lines); ids must be unique."""
-    items: list[Item] = []
-    seen: set[str] = set()
+def json_lines(path: Path) -> Iterator[tuple[str, object]]:
+    """Each non-blank line of a JSON-lines file, decoded, with ``file:line`` for errors."""
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
             continue
         where = f"{path.name}:{n}"
         try:
-            raw = json.loads(line)
+            yield where, json.loads(line)
         except json.JSONDecodeError as exc:
             raise DatasetError(f"{where}: {exc}") from exc
+
+
+def load_items(path: Path) -> tuple[Item, ...]:
+    """Load and validate a battery file (JSON lines); ids must be unique."""
+    items: list[Item] = []
+    seen: set[str] = set()
+    for where, raw in json_lines(path):
         item = parse_item(raw, where)
         if item.id in seen:
             raise DatasetError(f"{where}: duplicate id {item.id!r}")
@@ -342,14 +348,7 @@ def load_questions(path: Path) -> tuple[RetrievalQuestion, ...]:
     out: list[RetrievalQuestion] = []
     seen: set[str] = set()
     off_topic = _battery_off_topic(path)
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        where = f"{path.name}:{n}"
-        try:
-            raw = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DatasetError(f"{where}: {exc}") from exc
+    for where, raw in json_lines(path):
         question = (
             _battery_question(parse_item(raw, where), off_topic)
             if isinstance(raw, dict) and "category" in raw

@@ -14,9 +14,9 @@ import numpy.typing as npt
 from site_knowledge.embedding import Encoder
 from site_knowledge.retrieval.artifact import ArtifactError, load_artifact
 from site_knowledge.retrieval.fusion import diverse_top, rank_map, ranked
-from site_knowledge.retrieval.gate import decide
+from site_knowledge.retrieval.gate import decide, signals
 from site_knowledge.retrieval.lexical import BM25
-from site_knowledge.retrieval.tokenizer import indexed_text, tokenize
+from site_knowledge.retrieval.tokenizer import WORD, indexed_text, tokenize
 from site_knowledge.retrieval.vectors import dequantize, mean_unit_rows
 
 Mode = Literal["hybrid", "bm25", "dense"]
@@ -69,8 +69,9 @@ class SearchResult:
 
 
 def retrieval_query(question: str, history: Sequence[str], turns: int) -> str:
-    """The question with the last ``turns`` earlier questions in view (SPEC.md, follow-ups)."""
-    earlier = [q for q in history if q.strip()][-turns:] if turns else []
+    """The question with the last ``turns`` earlier questions that hold a word in view
+    (SPEC.md, follow-ups)."""
+    earlier = [q for q in history if WORD.search(q)][-turns:] if turns else []
     return " ".join([*earlier, question])
 
 
@@ -166,8 +167,7 @@ class KnowledgeIndex:
         vector = self.embed(query) if query_vector is None else query_vector
         dense = self._vectors @ vector
         lexical = self._bm25.scores(terms)
-        gate = decide(bool(terms), self._bm25.coverage(terms), float(dense.max(initial=-1.0)),
-                      self.artifact["gate"])
+        gate = decide(signals(self._bm25, terms, dense), self.artifact["gate"])
         if not gate.answerable:
             return SearchResult(False, gate.as_dict(), [])
         return SearchResult(True, gate.as_dict(),

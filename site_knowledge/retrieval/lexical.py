@@ -11,6 +11,10 @@ import numpy.typing as npt
 
 FloatArray = npt.NDArray[np.float64]
 
+K1 = 1.2
+B = 0.75
+"""The BM25 parameters the compiler writes into ``lexical.k1`` and ``lexical.b``."""
+
 
 class BM25:
     """A BM25 index over tokenized documents; scoring is a few array operations per term."""

@@ -27,16 +27,20 @@ for (const c of vectors.ranking) {
   const history = c.history.map((question) => ({ question, answer: "" }));
   const query = retrievalQuery(c.question, history, artifact.retrieval.followup_turns);
   const vector = Float32Array.from(c.query_vector);
-  test(`gate ${JSON.stringify(c.question)}`, () => {
-    const { gate } = index.search(query, vector, { topK: 4 });
+  const name = JSON.stringify([...c.history, c.question]);
+  test(`query and gate ${name}`, () => {
+    assert.equal(query, c.query);
+    const { gate, terms } = index.search(query, vector, { topK: 4 });
+    assert.deepEqual(terms, c.terms);
     assert.equal(gate.answerable, c.answerable);
+    assert.equal(gate.has_terms, c.gate.has_terms);
     assert.ok(Math.abs(gate.coverage - c.gate.coverage) < 1e-5, `coverage ${gate.coverage}`);
     assert.ok(Math.abs(gate.cosine - c.gate.cosine) < 1e-5, `cosine ${gate.cosine}`);
   });
-  for (const [mode, expected] of Object.entries(c.modes || {})) {
-    test(`${mode} ${JSON.stringify(c.question)}`, () => {
-      const found = index.search(query, vector, { topK: expected.length || 4, mode });
-      assert.deepEqual(found.results.map((r) => r.id).slice(0, expected.length), expected);
+  for (const [mode, expected] of Object.entries(c.modes)) {
+    test(`${mode} ${name}`, () => {
+      const found = index.search(query, vector, { topK: 4, mode });
+      assert.deepEqual(found.results.map((r) => r.id), expected);
     });
   }
 }
