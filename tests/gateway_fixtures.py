@@ -208,6 +208,9 @@ SCRIPTS: dict[str, list[bytes]] = {
     "eof": [_chunk("half an ans")],
     "done_without_finish": [_chunk("x"), b"data: [DONE]\n\n"],
     "error_event": [_chunk("x"), b'data: {"error": {"code": 500, "message": "secret detail"}}\n\n'],
+    # An invented amount: what a small model says to a salary question (grounding's input).
+    "invented": [_chunk("Teo earns 190 euros"), _chunk(" a month."), _chunk(None, "stop"),
+                 b"data: [DONE]\n\n"],
 }
 
 

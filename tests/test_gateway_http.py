@@ -87,7 +87,8 @@ def test_proxied_request_with_token_and_allowed_origin_passes(policy_gateway):
         "x-forwarded-for": "203.0.113.9", "authorization": "Bearer s3cret", "origin": ORIGIN})
     assert stream.status == 200
     assert stream.headers["access-control-allow-origin"] == ORIGIN
-    assert stream.terminal == {"done": True, "finish_reason": "refused", "citations": []}
+    assert stream.terminal == {"done": True, "finish_reason": "refused", "citations": [],
+                               "grounded": True}
 
 
 def test_preflight_answers_only_allowed_origins(policy_gateway):
@@ -168,7 +169,8 @@ def test_gate_refusal_streams_the_sentence_without_an_upstream_request(example_i
     with ThreadedServer(create_app(example_index, config)) as server:
         stream = ask(server.url, OFF_TOPIC)
         assert stream.text == example_index.artifact["prompt"]["refusal"]
-        assert stream.terminal == {"done": True, "finish_reason": "refused", "citations": []}
+        assert stream.terminal == {"done": True, "finish_reason": "refused", "citations": [],
+                               "grounded": True}
         assert metrics(server.url)["upstream"]["requests"] == 0
     assert len(upstream.requests) == before
 
@@ -183,7 +185,9 @@ def test_answer_payload_and_citations(example_index, scripted):
     sources = next(e["sources"] for e in stream.events if "sources" in e)
     assert stream.events[0] == {"sources": sources}
     assert stream.text == "Slotmeter measures [1] caches [9]."
-    assert stream.terminal == {"done": True, "finish_reason": "stop", "citations": [sources[0]]}
+    # [9] names no passage: grounding drops it, and the done event carries the text to show.
+    assert stream.terminal == {"done": True, "finish_reason": "stop", "citations": [sources[0]],
+                               "grounded": True, "text": "Slotmeter measures caches [1]."}
     payload = upstream.requests[-1]
     assert payload["id_slot"] == 1 and payload["cache_prompt"] is True
     assert payload["temperature"] == 0 and payload["max_tokens"] == 256
@@ -226,7 +230,8 @@ def test_length_finish_is_reported(example_index, scripted):
     config = GatewayConfig(upstreams=(url,), limits=GENEROUS)
     with ThreadedServer(create_app(example_index, config)) as server:
         stream = ask(server.url, ANSWERABLE)
-        assert stream.terminal == {"done": True, "finish_reason": "length", "citations": []}
+        assert stream.terminal == {"done": True, "finish_reason": "length", "citations": [],
+                                   "grounded": True}
         assert metrics(server.url)["outcomes"]["truncated"] == 1
     upstream.mode = "ok"
 

@@ -15,8 +15,10 @@ import time
 import traceback
 from collections.abc import AsyncIterator, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
+
+from site_knowledge.grounding import Grounded
 
 from . import prompt
 from .admission import QueueTimeout, Ticket
@@ -93,22 +95,19 @@ async def assemble_prompt(gateway: Gateway, ask: AskRequest, hits: Sequence[Hit]
     """The messages for this question: system prompt, frozen history, evidence, question,
     fitted to the slot's token budget."""
     evidence = prompt.evidence_from_hits(hits)
+    notice = (gateway.grounding.premise_notice(ask.question)
+              if "premises" in gateway.config.grounding else "")
     messages, kept, tokens = await prompt.assemble(
         gateway.system, ask.history, evidence, ask.question, gateway.budgets, gateway.counter,
+        notice,
     )
     return Prompt(messages, kept, tokens)
 
 
 def chat_payload(gateway: Gateway, messages: Messages) -> dict[str, Any]:
     """The upstream request for an answer on the answer slot."""
-    return {
-        "id_slot": gateway.config.answer_slot,
-        "messages": messages,
-        "cache_prompt": True,
-        "temperature": 0,
-        "max_tokens": gateway.budgets.answer_tokens,
-        "chat_template_kwargs": {"enable_thinking": False},
-    }
+    return prompt.answer_payload(messages, slot=gateway.config.answer_slot,
+                                 max_tokens=gateway.budgets.answer_tokens)
 
 
 async def stream_answer(gateway: Gateway, messages: Messages, run: Run) -> AsyncIterator[bytes]:
@@ -140,14 +139,32 @@ def finished(run: Run) -> Finish:
     return run.finish
 
 
-def done_payload(answer: str, evidence: Sequence[prompt.Evidence], finish_reason: str,
+def settle(gateway: Gateway, question: str, run: Run) -> Grounded:
+    """The answer as the visitor should read it: checked against its evidence and the stable
+    facts, cited by attribution (each step unless turned off)."""
+    steps = gateway.config.grounding
+    evidence = run.prompt.evidence if run.prompt else []
+    result = gateway.grounding.ground(run.text, question, [e.support() for e in evidence],
+                                      check_claims="claims" in steps)
+    if "citations" not in steps:
+        own = [c["n"] for c in prompt.citations(result.text, evidence)]
+        result = replace(result, cited=own)
+    return result
+
+
+def done_payload(grounded: Grounded, evidence: Sequence[prompt.Evidence], finish_reason: str,
                  model: str | None = None) -> dict[str, Any]:
-    """The terminal ``done`` event for a whole answer and the evidence it was given."""
+    """The terminal ``done`` event: the cited evidence, whether the answer is grounded, and
+    the answer to show instead of the streamed one when grounding changed it."""
+    by_n = {e.n: e for e in evidence}
     done: dict[str, Any] = {
         "done": True,
         "finish_reason": finish_reason,
-        "citations": prompt.citations(answer, evidence),
+        "citations": [by_n[n].public() for n in grounded.cited if n in by_n],
+        "grounded": grounded.grounded,
     }
+    if grounded.changed:
+        done["text"] = grounded.text
     if model:
         done["model"] = model
     return done
@@ -219,7 +236,9 @@ async def answer(gateway: Gateway, ticket: Ticket, ask: AskRequest, hits: Sequen
             yield delta
         reason = finished(run).reason
         run.outcome = "completed" if reason == "stop" else "truncated"
-        yield event(done_payload(run.text, run.prompt.evidence, reason, gateway.config.model))
+        grounded = settle(gateway, ask.question, run)
+        run.text = grounded.text
+        yield event(done_payload(grounded, run.prompt.evidence, reason, gateway.config.model))
     except Exception as exc:  # every path ends with one terminal event
         failure = failure_for(exc)
         run.outcome = failure.outcome
@@ -237,7 +256,8 @@ async def refused(gateway: Gateway, started: float) -> AsyncIterator[bytes]:
     """The gate's refusal: the artifact's sentence, no sources, no model."""
     yield event({"sources": []})
     yield event({"delta": gateway.refusal})
-    yield event(done_payload(gateway.refusal, [], "refused"))
+    yield event(done_payload(Grounded(gateway.refusal, [], changed=False, grounded=True), [],
+                             "refused"))
     gateway.metrics.settle(
         Sample(time.time(), "refused", round((time.monotonic() - started) * 1000, 1))
     )

@@ -15,12 +15,16 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from site_knowledge.grounding import is_injection
+from site_knowledge.grounding.site import SiteGrounding
+
 from . import prompt
 from .admission import AdmissionQueue, QueueFull
 from .answer import answer, refused
 from .config import GatewayConfig
 from .metrics import Metrics
 from .policy import (
+    AskRequest,
     RateLimiter,
     Refusal,
     check_origin,
@@ -47,6 +51,7 @@ class Gateway:
     limiter: RateLimiter
     budgets: prompt.Budgets
     counter: prompt.TokenCounter
+    grounding: SiteGrounding
     model_sha256: str | None = None
     background: set[asyncio.Task[None]] = field(default_factory=set)
     _ready: tuple[float, bool] = (0.0, False)
@@ -99,6 +104,12 @@ def _cors(gateway: Gateway, request: Request) -> dict[str, str]:
     return {}
 
 
+def _tries_injection(ask: AskRequest) -> bool:
+    """The question or an earlier turn asks the assistant to drop its rules or role."""
+    return any(is_injection(text) for text in
+               (ask.question, *(t for e in ask.history for t in (e.question, e.answer))))
+
+
 async def ask(request: Request) -> Response:
     gateway: Gateway = request.app.state.gateway
     started = time.monotonic()
@@ -116,6 +127,8 @@ async def ask(request: Request) -> Response:
         ask_request = parse_body(body, limits)
         gateway.limiter.check(
             visitor_key(request.headers.items(), client, gateway.config.proxies))
+        if "injection" in gateway.config.grounding and _tries_injection(ask_request):
+            return EventStream(refused(gateway, started), headers=cors)
         result: SearchResult = await run_in_threadpool(
             gateway.index.search, ask_request.question, [h.question for h in ask_request.history]
         )
@@ -215,6 +228,7 @@ def create_app(
         budgets=budgets,
         counter=prompt.TokenCounter(pool.count_tokens,
                                     budgets.context_tokens - budgets.answer_tokens),
+        grounding=SiteGrounding(index),
         model_sha256=model_sha256,
     )
 

@@ -44,6 +44,23 @@ def add_access_flags(parser: argparse.ArgumentParser) -> None:
                              f"(default {DEFAULT_PROXY_HEADER})")
 
 
+def add_grounding_flag(parser: argparse.ArgumentParser) -> None:
+    """``--no-grounding STEP``: run without one grounding step, to measure what it adds."""
+    from .config import GROUNDING_STEPS
+
+    parser.add_argument("--no-grounding", action="append", default=[], choices=GROUNDING_STEPS,
+                        metavar="STEP",
+                        help="turn a grounding step off (repeatable; one of "
+                             f"{', '.join(GROUNDING_STEPS)}), to measure what it adds")
+
+
+def grounding_steps(args: argparse.Namespace) -> frozenset[str]:
+    """The grounding steps left on by ``--no-grounding``."""
+    from .config import GROUNDING_STEPS
+
+    return frozenset(GROUNDING_STEPS) - set(args.no_grounding)
+
+
 def access_settings(args: argparse.Namespace) -> tuple[str | None, ProxyTrust]:
     """The token (None: public mode) and the proxy trust that the access flags ask for."""
     token = os.environ.get(args.token_env) or None
@@ -72,6 +89,7 @@ def register(subparsers: Any) -> None:
     gateway.add_argument("--host", default="127.0.0.1")
     gateway.add_argument("--port", type=int, default=8787)
     add_access_flags(gateway)
+    add_grounding_flag(gateway)
     gateway.add_argument("--model-name", default=None, help="model name shown by /healthz")
     gateway.set_defaults(handler=run_gateway)
 
@@ -95,6 +113,7 @@ def register(subparsers: Any) -> None:
     serve.add_argument("--cache-ram", type=int, default=1024, metavar="MIB",
                        help="llama-server host prompt cache bound (0 disables)")
     add_access_flags(serve)
+    add_grounding_flag(serve)
     serve.set_defaults(handler=run_serve)
     register_service(subparsers)
 
@@ -150,6 +169,7 @@ def run_gateway(args: argparse.Namespace) -> int:
         token=token,
         model=args.model_name,
         proxies=proxies,
+        grounding=grounding_steps(args),
     )
     app = create_app(index, config)
     print(describe_access(args.token_env, token, proxies), flush=True)
@@ -201,7 +221,7 @@ def run_serve(args: argparse.Namespace) -> int:
                          *args.allow_origin})
     token, proxies = access_settings(args)
     config = GatewayConfig(upstreams=(spec.url,), allow_origins=origins, model=model.name,
-                           token=token, proxies=proxies)
+                           token=token, proxies=proxies, grounding=grounding_steps(args))
     print(describe_access(args.token_env, token, proxies), flush=True)
     try:
         return run_stack(args.site_dir, LlamaServer(spec, sha256), config,

@@ -27,6 +27,11 @@ class Limits:
     generation_s: float = 180.0
 
 
+GROUNDING_STEPS = ("injection", "premises", "claims", "citations")
+"""The grounding steps (``site_knowledge.grounding``); all run unless turned off to measure
+what each adds."""
+
+
 @dataclass(frozen=True)
 class GatewayConfig:
     """How one gateway runs.
@@ -39,6 +44,7 @@ class GatewayConfig:
         answer_slot: llama-server slot for answers (0 is routing, 2 web-intent planning).
         model: name of the model file served, shown in ``/healthz``.
         proxies: the reverse proxies whose forwarding header names the visitor.
+        grounding: the grounding steps that run (``GROUNDING_STEPS``).
     """
 
     upstreams: tuple[str, ...]
@@ -48,3 +54,4 @@ class GatewayConfig:
     model: str | None = None
     limits: Limits = field(default_factory=Limits)
     proxies: ProxyTrust = field(default_factory=ProxyTrust)
+    grounding: frozenset[str] = frozenset(GROUNDING_STEPS)

@@ -40,6 +40,10 @@ class Evidence:
     def render(self) -> str:
         return f"[{self.n}] {self.label()} ({self.url})\n{self.text}"
 
+    def support(self) -> str:
+        """The passage as grounding reads it: its label and its text."""
+        return f"{self.label()}\n{self.text}"
+
     def public(self) -> dict[str, Any]:
         return {"n": self.n, "url": self.url, "title": self.label()}
 

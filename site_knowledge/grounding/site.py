@@ -36,8 +36,11 @@ class SiteGrounding:
         """"The site never mentions: …" for the question's words the site never uses, or ""."""
         return notice(self.words.unknown_terms(question))
 
-    def ground(self, answer: str, question: str, evidence: Sequence[str]) -> Grounded:
+    def ground(self, answer: str, question: str, evidence: Sequence[str],
+               check_claims: bool = True) -> Grounded:
         """Check an answer against ``evidence`` (the passages as the model saw them, numbered
-        from 1) and the stable facts of the system prompt."""
+        from 1) and the stable facts of the system prompt; without ``check_claims`` only
+        repeats are dropped and citations attributed."""
         support = Support([*evidence, self.facts], self.index.terms, self.reference_year)
-        return ground(answer, Context(evidence, support, question, self.refusal, self.lexicon))
+        context = Context(evidence, support, question, self.refusal, self.lexicon)
+        return ground(answer, context, check_claims)
