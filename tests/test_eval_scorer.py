@@ -281,6 +281,18 @@ def test_url_quoted_by_the_site_is_not_fabricated() -> None:
     assert any("URL not on the site" in n for n in made_up.notes)
 
 
+def test_bare_numbers_state_nothing() -> None:
+    count = Item(
+        id="l-n",
+        category="lookup",
+        question="How many engineers did she mentor?",
+        facts=(fact("re:\\bfour\\b|\\b4\\b"),),
+        sources=("career",),
+    )
+    assert score_answer(count, Answer("1. 1.\n2. 2.\n3. 3.\n4. 4.", citations=CV), SITE).facts_found == 0
+    assert score_answer(count, Answer("Four [1].", citations=CV), SITE).score == 3
+
+
 def test_a_generation_loop_loses_a_point() -> None:
     loop = Answer("She works at Northwind Labs since 2021 [1]. " * 6, citations=CV, finish_reason="length")
     score = score_answer(LOOKUP, loop, SITE)

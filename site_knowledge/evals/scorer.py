@@ -15,8 +15,9 @@ URL and 1 for repetition. The score never goes below 0.
 
 What counts: a refusal is the engine's own flag or a refusal phrase in the answer's opening
 (never one buried later in a long answer). A required fact counts only in a sentence that holds
-no forbidden claim, and only through words that neither the visitor (question, history) nor a
-canned refusal already said; a pair must be stated in one sentence. A plain "no" answers a
+no forbidden claim and has words (a list of bare numbers states nothing), and only through
+words that neither the visitor (question, history) nor a canned refusal already said; a pair
+must be stated in one sentence. A plain "no" answers a
 yes/no false premise. A URL cut off by the token limit is not a fabrication.
 """
 
@@ -65,6 +66,7 @@ _NO = re.compile(
 )
 _YES = re.compile(r"^\W*(?:yes|yeah|yep|indeed|correct|that's right|that is right)\b")
 _MD_LINK = re.compile(r"\]\(([^)\s]+)\)")
+_LETTER = re.compile(r"[^\W\d_]")
 _OPENING_CHARS = 40
 _RUN_WORDS, _RUN_TIMES = 6, 5
 
@@ -239,7 +241,7 @@ def score_answer(item: Item, answer: Answer, site: SiteIndex | None = None) -> S
     text = normalise(answer.text)
     said = sentences(answer.text)
     claims, tainted = _forbidden(item, text, said)
-    clean = [s for i, s in enumerate(said) if i not in tainted]
+    clean = [s for i, s in enumerate(said) if i not in tainted and _LETTER.search(s)]
     refusal = site.refusal if site else ""
     plain_no = item.may_refuse and item.yes_no and says_no(answer.text)
     if item.may_refuse and item.yes_no and _YES.match(opening(answer.text)):
