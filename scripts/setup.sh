@@ -32,7 +32,7 @@ fi
 echo "==> pip install -e .[gateway,dev]"
 .venv/bin/python -m pip install -q --upgrade pip 2>&1 | grep -v "^WARNING: Location" || true
 .venv/bin/python -m pip install -q -e ".[gateway,dev]" 2>&1 | grep -v "^WARNING: Location" || true
-.venv/bin/python -c "import site_knowledge.plugin.plugin, starlette, pytest" \
+.venv/bin/python -c "import site_knowledge.plugin.plugin, starlette, pytest, zensical" \
   || { echo "setup: the Python install failed" >&2; exit 1; }
 
 echo "==> browser runtime (npm, chromium, vendored models)"

@@ -1,4 +1,4 @@
-"""The ``site-knowledge`` command: query, gateway, serve, eval."""
+"""The ``site-knowledge`` command: compile, query, gateway, serve, eval."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from collections.abc import Sequence
 
 from site_knowledge import __version__
 
-SUBCOMMAND_MODULES = ("site_knowledge.querycli", "site_knowledge.gateway.cli",
-                      "site_knowledge.gateway.modelcli",
+SUBCOMMAND_MODULES = ("site_knowledge.built_site.cli", "site_knowledge.querycli",
+                      "site_knowledge.gateway.cli", "site_knowledge.gateway.modelcli",
                       "site_knowledge.evalcli")
 
 

@@ -1,8 +1,11 @@
-"""Real builds of the example site and of netbox-docs with the plugin, for the tests."""
+"""Real builds of the example site and the corpora, with the plugin or without it, for the tests."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -68,3 +71,39 @@ def copy_netbox(target: Path, **plugin_options: Any) -> Path:
     config["plugins"].append({"site-knowledge": plugin_options} if plugin_options else "site-knowledge")
     config_file.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
     return config_file
+
+
+def without_plugin(config_file: Path) -> Path:
+    """A sibling config that builds the same site with the plugin switched off (``enabled:
+    false``), as MkDocs builds it for a site without site-knowledge."""
+    text = config_file.read_text(encoding="utf-8")
+    entry = "  - site-knowledge:\n"
+    assert text.count(entry) == 1, f"{config_file} has no '{entry.strip()}' entry"
+    plain = config_file.with_name("mkdocs-plain.yml")
+    plain.write_text(text.replace(entry, entry + "      enabled: false\n"), encoding="utf-8")
+    return plain
+
+
+def plain_build(config_file: Path, site_dir: Path, serve: bool = False) -> Path:
+    """A real ``mkdocs build`` (as ``mkdocs serve`` renders it, with ``serve``) into site_dir."""
+    config = load_config(str(config_file), site_dir=str(site_dir))
+    if serve:
+        config.plugins.on_startup(command="serve", dirty=False)
+        build(config, serve_url="http://127.0.0.1:8000/")
+    else:
+        build(config)
+    return site_dir
+
+
+def zensical_build(config_file: Path) -> Path:
+    """A real ``zensical build`` of config_file; returns its output folder (``site/`` beside it)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "zensical", "build", "-f", config_file.name],
+        cwd=config_file.parent, env={**os.environ, "NO_COLOR": "1"}, capture_output=True,
+        text=True, timeout=600, check=False,
+    )
+    site = config_file.parent / "site"
+    if done.returncode != 0 or not (site / "index.html").is_file():
+        raise AssertionError(f"zensical build failed in {config_file.parent}:\n"
+                             f"{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
+    return site

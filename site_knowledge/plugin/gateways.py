@@ -52,3 +52,11 @@ def loopback_gateways(site_url: str | None, gateways: list[str]) -> list[str]:
     if not host or is_local_host(host):
         return []
     return [url for url in gateways if is_local_host(urlsplit(url).hostname)]
+
+
+def loopback_warnings(site_url: str | None, gateways: list[str]) -> list[str]:
+    """One warning for each gateway that :func:`loopback_gateways` flags, for every adapter."""
+    return [f"gateway {url} is on the visitor's own machine, but site_url {site_url} is "
+            "public: deployed pages would send each question to the visitor's computer. Name "
+            "your public gateway (gateways, or SITE_KNOWLEDGE_GATEWAY with `!ENV`), or none to "
+            "use the browser engines." for url in loopback_gateways(site_url, gateways)]

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from mkdocs.config import base
 from mkdocs.config import config_options as c
 
+from site_knowledge.build.assemble import SiteSettings
 from site_knowledge.build.model import BuildError
 from site_knowledge.plugin.gateways import GatewayList
 
@@ -71,3 +72,13 @@ def browser_options(options: SiteKnowledgeOptions) -> BrowserOptions:
     return BrowserOptions(gateways=list(options.gateways), engines=list(options.engines),
                           webllm_url=options.webllm_url, wllama_model=options.wllama_model,
                           cdn=options.cdn)
+
+
+def site_settings(options: SiteKnowledgeOptions, site_name: str, site_url: str | None,
+                  site_dir: Path) -> SiteSettings:
+    """The compiler's settings for a site built into ``site_dir``."""
+    return SiteSettings(
+        site_name=site_name, site_url=site_url or "", output_dir=site_dir / options.output_dir,
+        ontology=Path(options.ontology) if options.ontology else None,
+        chunk_size=options.chunk_size, budgets=options.budgets,
+    )

@@ -20,7 +20,8 @@ OPT_OUT_KEY = "site_knowledge"
 
 
 def read_page_source(raw: bytes, where: str) -> tuple[str, dict[str, Any]]:
-    """A page's Markdown and front matter, as MkDocs reads them, or a clear error.
+    """A page's Markdown and front matter, as MkDocs reads them (text mode: any line ending
+    becomes ``\\n``), or a clear error.
 
     MkDocs silently publishes bad front matter as text; here it fails, naming the file.
 
@@ -35,7 +36,7 @@ def read_page_source(raw: bytes, where: str) -> tuple[str, dict[str, Any]]:
         BuildError: bytes that are not UTF-8, front matter that is not YAML or not a mapping.
     """
     try:
-        text = raw.decode("utf-8-sig")
+        text = raw.decode("utf-8-sig").replace("\r\n", "\n").replace("\r", "\n")
     except UnicodeDecodeError as error:
         line = raw[: error.start].count(b"\n") + 1
         raise BuildError(where, f"not UTF-8 (byte {error.start}, line {line})") from None

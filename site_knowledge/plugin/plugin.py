@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, event_priority
 
-from site_knowledge.build.assemble import SiteSettings, compile_site, embedding_cache_dir, summary
+from site_knowledge.build.assemble import compile_site, embedding_cache_dir, summary
 from site_knowledge.build.compiler import BuildReport, PageInput
 from site_knowledge.build.embed_cache import EmbeddingCache
 from site_knowledge.build.model import BuildError
 from site_knowledge.embedding import Encoder
-from site_knowledge.plugin.gateways import loopback_gateways
-from site_knowledge.plugin.options import SiteKnowledgeOptions, browser_options
+from site_knowledge.plugin.gateways import loopback_warnings
+from site_knowledge.plugin.options import SiteKnowledgeOptions, browser_options, site_settings
 from site_knowledge.plugin.pages import is_draft, page_opt_out, read_page_source
 
 if TYPE_CHECKING:
@@ -62,12 +62,8 @@ class SiteKnowledgePlugin(BasePlugin[SiteKnowledgeOptions]):
 
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig | None:
         """Reset the page list for this build; warn about a loopback gateway on a public site."""
-        for url in loopback_gateways(config.site_url, self.config.gateways):
-            log.warning("site-knowledge: gateway %s is on the visitor's own machine, but "
-                        "site_url %s is public: deployed pages would send each question to "
-                        "the visitor's computer. Name your public gateway (gateways, or "
-                        "SITE_KNOWLEDGE_GATEWAY with `!ENV`), or none to use the browser "
-                        "engines.", url, config.site_url)
+        for warning in loopback_warnings(config.site_url, self.config.gateways):
+            log.warning("site-knowledge: %s", warning)
         self._pages = []
         return config
 
@@ -114,12 +110,7 @@ class SiteKnowledgePlugin(BasePlugin[SiteKnowledgeOptions]):
         if not self.config.enabled:
             return
         site_dir = Path(config.site_dir)
-        settings = SiteSettings(
-            site_name=config.site_name, site_url=config.site_url or "",
-            output_dir=site_dir / self.config.output_dir,
-            ontology=Path(self.config.ontology) if self.config.ontology else None,
-            chunk_size=self.config.chunk_size, budgets=self.config.budgets,
-        )
+        settings = site_settings(self.config, config.site_name, config.site_url, site_dir)
         try:
             report = compile_site(self._pages, settings, self._embedding_cache(config))
         except BuildError as error:
