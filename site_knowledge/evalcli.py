@@ -185,7 +185,10 @@ def _engine(args: argparse.Namespace, site: SiteIndex | None) -> Engine:
         return GateOnly(site.index)
     if args.engine == "llama":
         return LlamaEngine(args.url or "http://127.0.0.1:8080", args.site)
-    return BrowserEngine(args.site, args.browser_engines)
+    try:
+        return BrowserEngine(args.site, args.browser_engines)
+    except RuntimeError as exc:
+        raise SystemExit(f"eval --engine browser: {exc}") from None
 
 
 def _print_summary(doc: dict[str, Any]) -> None:

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from sites import BuiltSite
 
 from site_knowledge.cli import main
 
@@ -22,7 +23,12 @@ def test_a_baseline_run_from_any_folder_writes_its_report_there(
     assert "score 12/12" in capsys.readouterr().out
 
 
-def test_commands_that_need_a_checkout_say_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.slow
+def test_engines_that_need_a_checkout_or_a_site_say_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, example_site: BuiltSite
+) -> None:
     monkeypatch.chdir(tmp_path)
     with pytest.raises(SystemExit, match="needs --site"):
         main(["eval", "--engine", "gate-only"])
+    with pytest.raises(SystemExit, match="runs from a checkout of site-knowledge"):
+        main(["eval", "--engine", "browser", "--site", str(example_site.site_dir)])

@@ -352,6 +352,7 @@ def test_site_resolve() -> None:
         "I can't help with that.",
         "There is no information about that on this site.",
         "That isn't covered by this site.",
+        "The site never mentions: salary.",
     ],
 )
 def test_refusal_phrases(text: str) -> None:

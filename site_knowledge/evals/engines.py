@@ -1,9 +1,10 @@
 """Engines the battery runs against. Each turns one item (question + history) into an Answer.
 
 - ``GatewayEngine``: the gateway's ``POST /api/ask`` server-sent events.
-- ``LlamaEngine``: the same prompt, assembled from the artifact by the gateway's own prompt
-  code, sent straight to llama-server's ``/v1/chat/completions`` (separates the model's effect
-  from the gateway's).
+- ``LlamaEngine``: the model alone: retrieval, the gate and the gateway's own prompt code and
+  answer payload, straight to llama-server's ``/v1/chat/completions``, with none of the
+  gateway's grounding (no injection refusal, premise notice or claim check), so gateway minus
+  llama is what grounding adds.
 - ``BrowserEngine``: headless Chromium on the built site, through ``window.siteKnowledge.ask``
   (a checkout's ``evals/browser_driver.mjs`` and its node modules).
 
@@ -171,11 +172,11 @@ def _numbered(passages: list[dict[str, Any]]) -> list[Citation]:
 
 
 class LlamaEngine:
-    """llama-server directly, with the prompt the gateway would assemble for the same item.
+    """llama-server directly, with the prompt the gateway assembles before grounding.
 
-    Retrieval, the gate and prompt assembly are the gateway's own functions
-    (``site_knowledge.retrieval``, ``site_knowledge.gateway.prompt``); only the HTTP layer,
-    admission and streaming are left out, so gateway minus llama isolates their effect.
+    Retrieval, the gate, prompt assembly and the request body are the gateway's own functions
+    (``site_knowledge.retrieval``, ``site_knowledge.gateway.prompt``); the HTTP layer,
+    admission, streaming and every grounding step are left out.
     """
 
     name = "llama"

@@ -44,8 +44,8 @@ REFUSAL_PATTERNS = tuple(
     re.compile(p, re.IGNORECASE)
     for p in (
         r"\bnot (?:on|in|covered (?:on|by|in)|mentioned (?:on|in)|something (?:on|in)) this site\b",
-        r"\b(?:this|the) site (?:does ?n[o']t|does not|doesn't) (?:say|mention|cover|contain|"
-        r"include|provide|state|have|tell)",
+        r"\b(?:this|the) site (?:does ?n[o']t|does not|doesn't|never) (?:says?|mentions?|covers?|"
+        r"contains?|includes?|provides?|states?|ha(?:ve|s)|tells?)",
         r"\b(?:is|are) ?n[o']t (?:on|in|covered by|covered on|mentioned on) (?:this|the) site",
         r"\b(?:can ?not|can't|cannot|unable to|not able to) (?:help|answer|assist|provide|"
         r"find|share|say|tell|comply|do that)",
