@@ -31,6 +31,7 @@ from sites import (
 from site_knowledge.build.embed_cache import EmbeddingCache
 from site_knowledge.build.model import BuildError
 from site_knowledge.built_site.compile import CompileResult, compile_built_site
+from site_knowledge.built_site.content import THEMES, ContentRule, parse_selectors
 from site_knowledge.embedding import Encoder
 from site_knowledge.retrieval.artifact import load_artifact
 
@@ -170,6 +171,31 @@ def test_plain_mkdocs_drf_docs_same_passages_and_recall(tmp_path):
     for mode in retrieval_eval.MODES:
         assert summaries[1]["modes"][mode]["ranking"] == summaries[0]["modes"][mode]["ranking"]
     assert summaries[1]["gate"] == summaries[0]["gate"]
+
+
+def test_material_blog_at_the_site_root_with_slug_urls(tmp_path):
+    """evaluationcontext-blog: Material's blog at the site root (blog_dir: .), post URLs from
+    front matter slugs, dates as {created, updated}, CRLF sources, and a theme override that
+    puts each post's description inside the article (cut with one more selector).
+
+    Zensical 0.0.70 stops on this site ("post links must be a list"), so MkDocs builds it."""
+    from evals.sites import SITES, build
+
+    corpus = SITES["evaluationcontext-blog"].config_file
+    cache = tmp_path / "cache"
+    plugin_site = build(SITES["evaluationcontext-blog"], tmp_path / "plugin-site",
+                        cache_dir=str(cache), chat=False)
+    plugin, _ = load_artifact(plugin_site)
+    site = plain_build(corpus, tmp_path / "site")
+    rule = ContentRule(THEMES.selectors, (*THEMES.cut, *parse_selectors(".md-post-header")))
+    result = compile_built_site(site, corpus, rule, EmbeddingCache(Encoder(), cache))
+    assert result is not None and result.warnings == []
+    artifact, _ = load_artifact(site)
+    assert differences(plugin, artifact) == []
+    assert result.report.embedded == 0
+    urls = {s["path"]: s["url"] for s in artifact["sources"]}
+    assert urls["posts/2024/2024-04-27-TrashCompactor/TrashCompactor.md"] == "posts/Trash-Compactor/"
+    assert "index.md" not in urls, "the blog's index lists excerpts only"
 
 
 def _plain_theme_site(root: Path) -> Path:

@@ -104,16 +104,16 @@ def site_sources(config: SiteConfig, now: datetime) -> SiteSources:
 def _source_page(file: File, config: SiteConfig, blog: BlogSettings | None,
                  now: datetime) -> SourcePage:
     page = file.page
-    included = file.inclusion.is_included()
-    if page is None or not (included or blog):
-        # A draft_docs file: built only by `mkdocs serve`, never read, never indexed.
+    if page is None:
+        # A draft_docs file (MkDocs gives pages to included files only): built only by
+        # `mkdocs serve`, never read, never indexed.
         return SourcePage(file.src_uri, file.url, file.dest_uri, {}, "page", True, None,
                           file.name)
     nav_title = page.title  # before the source is read, only a title the nav gave
     page.markdown, page.meta = "", {}
     fallback = str(page.title)
     markdown, meta = read_page_source(Path(file.abs_src_path or "").read_bytes(), file.src_uri)
-    excluded = not included or is_draft(meta)
+    excluded = is_draft(meta)
     if blog is None:
         role: Role = "listing" if any(b.index == file.src_uri for b in config.blogs) else "page"
         return SourcePage(file.src_uri, page.url, file.dest_uri, meta, role, excluded,
