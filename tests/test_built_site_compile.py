@@ -198,7 +198,7 @@ def test_material_blog_at_the_site_root_with_slug_urls(tmp_path):
     assert "index.md" not in urls, "the blog's index lists excerpts only"
 
 
-def _plain_theme_site(root: Path) -> Path:
+def _plain_theme_site(root: Path, theme: str) -> Path:
     docs = root / "docs"
     (docs / "drafts").mkdir(parents=True)
     pages = {
@@ -218,7 +218,7 @@ def _plain_theme_site(root: Path) -> Path:
     config_file = root / "mkdocs.yml"
     config_file.write_text(
         "site_name: Plain\nsite_url: https://plain.example.org/\n"
-        "theme:\n  name: mkdocs\n  highlightjs: false\n"
+        f"theme:\n  name: {theme}\n  highlightjs: false\n"
         "use_directory_urls: false\nnav:\n  - Start: index.md\n  - guide.md\n"
         "draft_docs: |\n  drafts/\nplugins:\n  - search\n  - site-knowledge:\n"
         "      gateways: [http://127.0.0.1:8787]\n",
@@ -226,8 +226,9 @@ def _plain_theme_site(root: Path) -> Path:
     return config_file
 
 
-def test_default_theme_opt_outs_and_file_urls(tmp_path):
-    config_file = _plain_theme_site(tmp_path / "src")
+@pytest.mark.parametrize("theme", ["mkdocs", "readthedocs"])
+def test_mkdocs_themes_opt_outs_and_file_urls(tmp_path, theme):
+    config_file = _plain_theme_site(tmp_path / "src", theme)
     cache = tmp_path / "cache"
     plugin = build_site(config_file, tmp_path / "plugin-site", cache_dir=str(cache))
     site = plain_build(without_plugin(config_file), tmp_path / "site", serve=True)

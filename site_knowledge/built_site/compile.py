@@ -29,7 +29,9 @@ from site_knowledge.plugin.gateways import loopback_warnings
 from site_knowledge.plugin.options import browser_options, site_settings
 from site_knowledge.plugin.pages import page_opt_out
 
-NOT_FOUND_PAGE = "404.html"
+# Pages a theme renders from its static_templates (search.html: the search plugin adds it),
+# which the plugin never sees, so they never get the box.
+THEME_PAGES = frozenset({"404.html", "search.html"})
 
 
 @dataclass
@@ -95,9 +97,9 @@ def _launcher_pages(sources: SiteSources, pages: dict[str, Path]) -> Iterator[tu
     """``(site path, file, keeps the box)`` for every page the plugin would inject into."""
     by_path: dict[str, SourcePage] = {source.built_path: source for source in sources.pages}
     for rel, path in pages.items():
-        if rel == NOT_FOUND_PAGE or rel in sources.static_html:
-            continue
         source = by_path.get(rel)
+        if rel in sources.static_html or (source is None and rel in THEME_PAGES):
+            continue
         yield rel, path, source is None or not page_opt_out(source.meta, "chat")
 
 
