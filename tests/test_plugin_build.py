@@ -114,6 +114,7 @@ def test_second_build_embeds_nothing_and_an_edit_reembeds_one_page(example_copy,
     second = build_site(example_copy, tmp_path / "two", cache_dir=cache)
     assert second.report.embedded == 0
     assert second.report.cache_hits == second.report.passages
+    assert {**second.artifact, "built_at": ""} == {**first.artifact, "built_at": ""}
     page = example_copy.parent / "docs" / "contact.md"
     page.write_text(page.read_text(encoding="utf-8") + "\n\nA brand new closing line.\n",
                     encoding="utf-8")

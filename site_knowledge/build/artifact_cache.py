@@ -1,7 +1,8 @@
 """Whole-build memo: when every input is unchanged, the previous compile result is reused.
 
 A warm ``mkdocs build`` of an unchanged site then costs one hash over the inputs and one
-read, instead of re-chunking every page and re-calibrating the gate.
+read, instead of re-chunking every page and re-calibrating the gate. The memo holds the
+artifact as written (compact and already validated), so a hit is not validated again.
 """
 
 from __future__ import annotations

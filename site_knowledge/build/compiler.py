@@ -12,17 +12,14 @@ from urllib.parse import urlsplit
 
 from site_knowledge import __version__
 from site_knowledge.build import artifact_cache
-from site_knowledge.build.calibrate import calibrate_gate
 from site_knowledge.build.chunking import merge_small_sections, page_sections, source_passages
 from site_knowledge.build.embed_cache import EmbeddingCache
 from site_knowledge.build.model import ID_PATTERN, BuildError, Passage, Source
-from site_knowledge.build.writer import write_artifact
+from site_knowledge.build.writer import prepare_artifact, write_prepared
 from site_knowledge.embedding import DIMENSION, MAX_TOKENS, MODEL_NAME, WEIGHTS_PACKAGE
 from site_knowledge.progress import ProgressBar
-from site_knowledge.retrieval.artifact_form import SCHEMA_VERSION, source_id_for
-from site_knowledge.retrieval.lexical import K1, B
+from site_knowledge.retrieval.artifact_form import SCHEMA_VERSION, passage_count, source_id_for
 from site_knowledge.retrieval.tokenizer import STOPWORDS, TOKENIZER_VERSION, indexed_text, tokenize
-from site_knowledge.retrieval.vectors import LAYOUT, dequantize, quantize
 
 DEFAULT_BUDGETS = {
     "gateway": {"evidence_chars": 2600, "history_chars": 6000, "context_tokens": 4096,
@@ -122,17 +119,18 @@ def compile_knowledge(pages: Sequence[PageInput], ontology_sources: Sequence[Sou
                                    options.chunk_size, options.budgets, options.retrieval)
     memo = artifact_cache.load(cache.directory, key)
     if memo is not None:
-        document, vectors_blob = memo
-        document["built_at"] = _now()
-        embedded, cache_hits = 0, len(document["passages"])
+        on_disk, vectors_blob = memo
+        on_disk["built_at"] = _now()
+        embedded = 0
     else:
         document, vectors_blob, embedded = _compile(pages, ontology_sources, prompt, options, cache)
-        cache_hits = len(document["passages"]) - embedded
-        artifact_cache.store(cache.directory, key, document, vectors_blob)
-    artifact_path, artifact_bytes = write_artifact(document, vectors_blob, options.output_dir)
+        on_disk = prepare_artifact(document, vectors_blob)
+        artifact_cache.store(cache.directory, key, on_disk, vectors_blob)
+    artifact_path, artifact_bytes = write_prepared(on_disk, vectors_blob, options.output_dir)
+    passages = passage_count(on_disk)
     return BuildReport(
-        sources=len(document["sources"]), pages=len(pages), passages=len(document["passages"]),
-        embedded=embedded, cache_hits=cache_hits,
+        sources=len(on_disk["sources"]), pages=len(pages), passages=passages,
+        embedded=embedded, cache_hits=passages - embedded,
         artifact_bytes=artifact_bytes, vectors_bytes=len(vectors_blob),
         seconds=time.perf_counter() - started, artifact_path=artifact_path,
     )
@@ -140,6 +138,11 @@ def compile_knowledge(pages: Sequence[PageInput], ontology_sources: Sequence[Sou
 
 def _compile(pages: Sequence[PageInput], ontology_sources: Sequence[Source], prompt: PromptParts,
              options: BuildOptions, cache: EmbeddingCache) -> tuple[dict[str, Any], bytes, int]:
+    # numpy and the gate's calibration load here, not at import: a warm build reuses its memo
+    # and never needs them.
+    from site_knowledge.build.calibrate import calibrate_gate
+    from site_knowledge.retrieval.vectors import dequantize, quantize
+
     reserved = frozenset(source.id for source in ontology_sources)
     sources = [*ontology_sources, *(page_source(page, reserved) for page in pages)]
     _check_sources(sources)
@@ -188,6 +191,9 @@ def _check_sources(sources: Sequence[Source]) -> None:
 
 def _document(sources: Sequence[Source], passages: Sequence[Passage], prompt: PromptParts,
               options: BuildOptions, gate: dict[str, Any], cache: EmbeddingCache) -> dict[str, Any]:
+    from site_knowledge.retrieval.lexical import K1, B
+    from site_knowledge.retrieval.vectors import LAYOUT
+
     return {
         "schema": SCHEMA_VERSION,
         "generator": f"mkdocs-site-knowledge {__version__}",

@@ -6,17 +6,20 @@ import hashlib
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
+from site_knowledge.embedding import DIMENSION, Encoder
 
-from site_knowledge.embedding import DIMENSION, Encoder, FloatMatrix
+if TYPE_CHECKING:
+    from site_knowledge.embedding import FloatMatrix
 
 
 class EmbeddingCache:
     """Maps ``sha256(weights, text)`` to a vector; an unchanged passage is never re-embedded.
 
     Lives across ``mkdocs serve`` rebuilds in the plugin object; ``save`` merges into a
-    ``.npz`` file under the cache folder, written atomically.
+    ``.npz`` file under the cache folder, written atomically. The file is read on the first
+    ``embed``, so a build that reuses its whole previous result never reads it.
     """
 
     def __init__(self, encoder: Encoder, cache_dir: Path) -> None:
@@ -24,12 +27,15 @@ class EmbeddingCache:
         self.directory = cache_dir
         self.path = cache_dir / f"embeddings-{encoder.weights_sha256[:16]}.npz"
         self._vectors: dict[str, FloatMatrix] = {}
+        self._loaded = False
         self._dirty = False
         self.hits = 0
         self.misses = 0
-        self._load()
 
     def _load(self) -> None:
+        import numpy as np
+
+        self._loaded = True
         if not self.path.exists():
             return
         try:
@@ -51,6 +57,10 @@ class EmbeddingCache:
             texts: texts to embed.
             progress: given (missing, total), returns a per-batch callback for a progress bar.
         """
+        import numpy as np
+
+        if not self._loaded:
+            self._load()
         keys = [self._key(text) for text in texts]
         missing = sorted({key: i for i, key in enumerate(keys) if key not in self._vectors}.values())
         self.misses += len(missing)
@@ -70,6 +80,8 @@ class EmbeddingCache:
         """Write the cache to disk if anything new was embedded."""
         if not self._dirty:
             return
+        import numpy as np
+
         self.path.parent.mkdir(parents=True, exist_ok=True)
         partial = self.path.with_name(f"{self.path.stem}.{os.getpid()}.tmp.npz")
         keys = np.array(list(self._vectors), dtype="U64")

@@ -17,11 +17,7 @@ SIDECAR_SUFFIX = ".vectors.bin"
 
 
 def write_artifact(document: dict[str, Any], vectors_blob: bytes, output_dir: Path) -> tuple[Path, int]:
-    """Write ``site-knowledge.json`` (the compact form) and its content-named vectors sidecar.
-
-    The sidecar's name carries its hash, so a JSON already in place keeps pointing at its own
-    sidecar until the new JSON replaces it by an atomic rename; an interrupted write leaves
-    the previous artifact whole. Stale sidecars are removed afterwards.
+    """Validate an expanded document in its compact form and write it with its vectors.
 
     Returns:
         The artifact's path and its size in bytes.
@@ -29,15 +25,37 @@ def write_artifact(document: dict[str, Any], vectors_blob: bytes, output_dir: Pa
     Raises:
         BuildError: the document does not validate; nothing is written.
     """
+    return write_prepared(prepare_artifact(document, vectors_blob), vectors_blob, output_dir)
+
+
+def prepare_artifact(document: dict[str, Any], vectors_blob: bytes) -> dict[str, Any]:
+    """The compact, validated form of an expanded document, naming its vectors sidecar.
+
+    Raises:
+        BuildError: the document does not validate or cannot be written compactly.
+    """
     digest = hashlib.sha256(vectors_blob).hexdigest()
-    sidecar_name = f"{SIDECAR_PREFIX}{digest[:16]}{SIDECAR_SUFFIX}"
-    document["vectors"]["file"] = sidecar_name
+    document["vectors"]["file"] = f"{SIDECAR_PREFIX}{digest[:16]}{SIDECAR_SUFFIX}"
     document["vectors"]["sha256"] = digest
     try:
         on_disk = compact(document)
         validate_artifact(on_disk)
     except (ArtifactError, FormError) as error:
         raise BuildError(ARTIFACT_NAME, str(error)) from None
+    return on_disk
+
+
+def write_prepared(on_disk: dict[str, Any], vectors_blob: bytes, output_dir: Path) -> tuple[Path, int]:
+    """Write ``site-knowledge.json`` from :func:`prepare_artifact`'s result, and its sidecar.
+
+    The sidecar's name carries its hash, so a JSON already in place keeps pointing at its own
+    sidecar until the new JSON replaces it by an atomic rename; an interrupted write leaves
+    the previous artifact whole. Stale sidecars are removed afterwards.
+
+    Returns:
+        The artifact's path and its size in bytes.
+    """
+    sidecar_name = on_disk["vectors"]["file"]
     payload = json.dumps(on_disk, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     output_dir.mkdir(parents=True, exist_ok=True)
     _atomic_write(output_dir / sidecar_name, vectors_blob)

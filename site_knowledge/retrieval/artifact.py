@@ -13,8 +13,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-
 from site_knowledge.retrieval.artifact_form import SCHEMA_VERSION, FormError, expand
 
 OLDER_SCHEMAS = ("site-knowledge/1",)
@@ -49,6 +47,8 @@ def validate_artifact(document: dict[str, Any]) -> dict[str, Any]:
                             f"{SCHEMA_VERSION}: rebuild the site (mkdocs build) to update it")
     if version != SCHEMA_VERSION:
         raise ArtifactError(f"unknown artifact schema {version!r} (this reader reads {SCHEMA_VERSION})")
+    import jsonschema  # loaded when a document is validated: a warm build never validates
+
     try:
         jsonschema.validate(document, artifact_schema())
     except jsonschema.ValidationError as error:

@@ -54,6 +54,11 @@ def default_description(passages: list[int | str]) -> str:
     return first[:DESCRIPTION_CHARS]
 
 
+def passage_count(document: dict[str, Any]) -> int:
+    """How many passages a compact document holds."""
+    return sum(isinstance(item, str) for source in document["sources"] for item in source["passages"])
+
+
 def expand(document: dict[str, Any]) -> dict[str, Any]:
     """The compact document with flat ``sources`` and ``passages`` lists, as readers score them.
 

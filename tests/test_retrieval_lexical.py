@@ -1,0 +1,79 @@
+"""BM25 against rank_bm25, the design's named library, on the shared vectors' artifact.
+
+The product's BM25 keeps its own IDF, ``ln(1 + (N - n + 0.5) / (n + 0.5))``, because
+rank_bm25's Okapi IDF, ``ln((N - n + 0.5) / (n + 0.5))``, is zero or negative for a term in
+half the passages or more (README, "Retrieval"). Everything else must be rank_bm25's BM25.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from rank_bm25 import BM25Okapi
+
+from site_knowledge.retrieval.artifact import load_artifact
+from site_knowledge.retrieval.index import retrieval_query
+from site_knowledge.retrieval.lexical import BM25
+from site_knowledge.retrieval.tokenizer import indexed_text, tokenize
+
+DATA = Path(__file__).parent / "data"
+VECTORS = json.loads((DATA / "retrieval_vectors.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    artifact, _ = load_artifact(DATA / VECTORS["artifact"])
+    stopwords = frozenset(artifact["lexical"]["stopwords"])
+    titles = {s["id"]: s["title"] for s in artifact["sources"]}
+    documents = [tokenize(indexed_text(titles[p["source"]], p["heading"], p["text"]), stopwords)
+                 for p in artifact["passages"]]
+    queries = [tokenize(retrieval_query(c["question"], c["history"],
+                                        artifact["retrieval"]["followup_turns"]), stopwords)
+               for c in VECTORS["ranking"]]
+    return documents, queries, artifact["lexical"]["k1"], artifact["lexical"]["b"]
+
+
+def _okapi_idf(size: int, frequency: int) -> float:
+    return math.log(size - frequency + 0.5) - math.log(frequency + 0.5)
+
+
+def _ranking(scores: np.ndarray) -> list[int]:
+    return sorted((i for i in range(len(scores)) if scores[i] > 0), key=lambda i: (-scores[i], i))
+
+
+def test_scores_equal_rank_bm25_given_the_same_idf(corpus):
+    documents, queries, k1, b = corpus
+    ours = BM25(documents, k1, b)
+    reference = BM25Okapi(documents, k1=k1, b=b)
+    reference.idf = {term: ours.idf(ours.document_frequency(term)) for term in ours.vocabulary()}
+    for terms in queries + [[term] for term in sorted(ours.vocabulary())]:
+        distinct = list(dict.fromkeys(terms))
+        assert np.allclose(ours.scores(distinct), reference.get_scores(distinct), rtol=1e-12), terms
+
+
+def test_rankings_equal_rank_bm25_where_its_idf_is_positive(corpus):
+    documents, queries, k1, b = corpus
+    ours = BM25(documents, k1, b)
+    reference = BM25Okapi(documents, k1=k1, b=b)
+    compared = 0
+    for terms in queries:
+        distinct = [t for t in dict.fromkeys(terms) if ours.document_frequency(t)]
+        if not distinct or any(_okapi_idf(ours.size, ours.document_frequency(t)) <= 0
+                               for t in distinct):
+            continue
+        compared += 1
+        assert _ranking(ours.scores(distinct)) == _ranking(reference.get_scores(distinct)), terms
+    assert compared >= len(queries) // 2, f"only {compared} of {len(queries)} queries compared"
+
+
+def test_rank_bm25_okapi_idf_fails_where_ours_stays_positive(corpus):
+    documents, _, k1, b = corpus
+    ours = BM25(documents, k1, b)
+    common = max(ours.vocabulary(), key=ours.document_frequency)
+    frequency = ours.document_frequency(common)
+    assert frequency * 2 >= ours.size, "the shared corpus has a term in half its passages"
+    assert _okapi_idf(ours.size, frequency) <= 0 < ours.idf(frequency)
