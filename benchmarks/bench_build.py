@@ -1,8 +1,13 @@
 """Build cost of the plugin against plain ``mkdocs build`` on the same site, in one run.
 
-Reports cold-cache and warm-cache builds as ratios to the plain build (each the median of
-``--repeat`` runs), artifact bytes per passage beyond the passage text, and query latency of
-the Python reader. Absolute times are machine-bound; the ratios are the result.
+Each repeat builds, in this order and side by side: the plain site, the site with the plugin
+from an empty cache (model preparation included: ``SITE_KNOWLEDGE_CACHE`` and ``cache_dir``
+both empty), again from an empty embedding cache with the model prepared (cold), and once
+more with nothing changed (warm). Each build is a fresh ``python -m mkdocs build`` process;
+its ratio is taken against the plain build of the same repeat, in wall time and in CPU time
+(user + system of the process, less sensitive to other load on a shared machine), and the
+medians over repeats are reported with the load average seen. The artifact's bytes per
+passage beyond the passage text and the Python reader's query latency follow.
 
     .venv/bin/python benchmarks/bench_build.py --site netbox --repeat 3
 """
@@ -12,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -19,9 +25,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import yaml
-from mkdocs.utils.yaml import yaml_load
 
 REPO = Path(__file__).resolve().parents[1]
 SITES = {"netbox": REPO / "tests" / "corpora" / "netbox-docs", "example": REPO}
@@ -33,17 +39,18 @@ QUESTIONS = {
     "example": ["Where does Teo live now?", "What is slotmeter?", "When did he move to Vienna?",
                 "What talks has he given?", "tram clock", "Which employers came after Berlin?"],
 }
+KINDS = ("empty", "cold", "warm")
 
 
-def _prepare(site: str, workdir: Path, with_plugin: bool, cache_dir: Path) -> Path:
+def _prepare(site: str, workdir: Path, with_plugin: bool) -> Path:
     source = SITES[site]
     target = workdir / ("plugin" if with_plugin else "plain")
     shutil.copytree(source / "docs", target / "docs")
-    config = yaml_load((source / "mkdocs.yml").read_text(encoding="utf-8"))
+    config = yaml.safe_load((source / "mkdocs.yml").read_text(encoding="utf-8"))
     plugins = [p for p in config.get("plugins", []) if not (
         p == "site-knowledge" or (isinstance(p, dict) and "site-knowledge" in p))]
     if with_plugin:
-        options = {"cache_dir": str(cache_dir), "chat": False}
+        options: dict[str, Any] = {"chat": False}
         if site == "example":
             options["ontology"] = str(REPO / "ontology.py")
         plugins.append({"site-knowledge": options})
@@ -52,18 +59,65 @@ def _prepare(site: str, workdir: Path, with_plugin: bool, cache_dir: Path) -> Pa
     return target / "mkdocs.yml"
 
 
-def _build(config_file: Path) -> float:
+def _use_cache(config_file: Path, cache: Path) -> None:
+    config = yaml.safe_load(config_file.read_text(encoding="utf-8"))
+    config["plugins"][-1]["site-knowledge"]["cache_dir"] = str(cache)
+    config_file.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+
+
+def _build(config_file: Path, model_cache: Path | None = None) -> tuple[float, float]:
+    """One ``mkdocs build`` process: (wall seconds, CPU seconds)."""
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    if model_cache is not None:
+        env["SITE_KNOWLEDGE_CACHE"] = str(model_cache)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(config_file),
                     "-d", str(config_file.parent / "site")], check=True, env=env,
                    capture_output=True)
-    return time.perf_counter() - started
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
 
 
 def _percentile(values: list[float], share: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
+
+
+def _median_ratio(times: list[tuple[float, float]], baseline: list[tuple[float, float]],
+                  part: int) -> float:
+    return round(statistics.median(t[part] / b[part] for t, b in zip(times, baseline, strict=True)), 2)
+
+
+def _bytes_per_passage(artifact_path: Path) -> tuple[dict[str, Any], int, float]:
+    from site_knowledge.retrieval.artifact import load_artifact
+
+    artifact, _ = load_artifact(artifact_path)
+    passages = artifact["passages"]
+    text_bytes = sum(len(p["text"].encode("utf-8")) for p in passages)
+    sidecar = artifact_path.parent / artifact["vectors"]["file"]
+    total = artifact_path.stat().st_size + sidecar.stat().st_size
+    return artifact, total, round((total - text_bytes) / len(passages), 1)
+
+
+def _query_latency(artifact_path: Path, site: str) -> dict[str, dict[str, float]]:
+    from site_knowledge.retrieval import load_index
+
+    index = load_index(artifact_path)
+    index.search("warm up the encoder")
+    latencies = {}
+    for mode in ("hybrid", "bm25", "dense"):
+        times = []
+        for _ in range(5):
+            for question in QUESTIONS[site]:
+                started = time.perf_counter()
+                index.search(question, mode=mode)
+                times.append((time.perf_counter() - started) * 1000)
+        latencies[mode] = {"p50_ms": round(_percentile(times, 0.5), 2),
+                           "p95_ms": round(_percentile(times, 0.95), 2)}
+    return latencies
 
 
 def main() -> None:
@@ -72,52 +126,38 @@ def main() -> None:
     parser.add_argument("--site", choices=sorted(SITES), default="netbox")
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
+    load_before = os.getloadavg()
+    times: dict[str, list[tuple[float, float]]] = {kind: [] for kind in ("plain", *KINDS)}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        plain = _prepare(args.site, work, False, work / "cache")
-        with_plugin = _prepare(args.site, work, True, work / "cache")
-        cold, warm, baseline = [], [], []
+        plain = _prepare(args.site, work, False)
+        with_plugin = _prepare(args.site, work, True)
+        prepared_model = work / "model-cache"
         for run in range(args.repeat):
-            cache = work / f"cache-{run}"
-            config = yaml.safe_load(with_plugin.read_text(encoding="utf-8"))
-            config["plugins"][-1]["site-knowledge"]["cache_dir"] = str(cache)
-            with_plugin.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
-            baseline.append(_build(plain))
-            cold.append(_build(with_plugin))
-            warm.append(_build(with_plugin))
+            times["plain"].append(_build(plain))
+            _use_cache(with_plugin, work / f"empty-{run}")
+            times["empty"].append(_build(with_plugin, work / f"empty-model-{run}"))
+            if run == 0:
+                shutil.copytree(work / "empty-model-0", prepared_model)
+            _use_cache(with_plugin, work / f"cache-{run}")
+            times["cold"].append(_build(with_plugin, prepared_model))
+            times["warm"].append(_build(with_plugin, prepared_model))
         artifact_path = with_plugin.parent / "site" / "assets" / "site-knowledge" / "site-knowledge.json"
-        from site_knowledge.retrieval.artifact import load_artifact
-
-        artifact, _ = load_artifact(artifact_path)
-        passages = artifact["passages"]
-        text_bytes = sum(len(p["text"].encode("utf-8")) for p in passages)
-        sidecar = artifact_path.parent / artifact["vectors"]["file"]
-        total = artifact_path.stat().st_size + sidecar.stat().st_size
-        from site_knowledge.retrieval import load_index
-
-        index = load_index(artifact_path)
-        index.search("warm up the encoder")
-        latencies = {}
-        for mode in ("hybrid", "bm25", "dense"):
-            times = []
-            for _ in range(5):
-                for question in QUESTIONS[args.site]:
-                    started = time.perf_counter()
-                    index.search(question, mode=mode)
-                    times.append((time.perf_counter() - started) * 1000)
-            latencies[mode] = {"p50_ms": round(_percentile(times, 0.5), 2),
-                               "p95_ms": round(_percentile(times, 0.95), 2)}
-    plain_s = statistics.median(baseline)
+        artifact, total, beyond_text = _bytes_per_passage(artifact_path)
+        latencies = _query_latency(artifact_path, args.site)
+    passages = len(artifact["passages"])
+    plain_wall = statistics.median(t[0] for t in times["plain"])
+    cold_wall = statistics.median(t[0] for t in times["cold"])
     report = {
-        "site": args.site, "repeat": args.repeat, "passages": len(passages),
-        "plain_build_s": round(plain_s, 2),
-        "cold_build_s": round(statistics.median(cold), 2),
-        "warm_build_s": round(statistics.median(warm), 2),
-        "cold_ratio": round(statistics.median(cold) / plain_s, 2),
-        "warm_ratio": round(statistics.median(warm) / plain_s, 2),
-        "embedding_passages_per_s": round(len(passages) / max(statistics.median(cold) - plain_s, 1e-9), 1),
+        "site": args.site, "repeat": args.repeat, "passages": passages,
+        "load_average_before_after": [round(load_before[0], 2), round(os.getloadavg()[0], 2)],
+        "seconds_wall_cpu": {kind: [[round(w, 2), round(c, 2)] for w, c in runs]
+                             for kind, runs in times.items()},
+        **{f"{kind}_ratio": _median_ratio(times[kind], times["plain"], 0) for kind in KINDS},
+        **{f"{kind}_ratio_cpu": _median_ratio(times[kind], times["plain"], 1) for kind in KINDS},
+        "embedding_passages_per_s": round(passages / max(cold_wall - plain_wall, 1e-9), 1),
         "artifact_bytes_total": total,
-        "bytes_per_passage_beyond_text": round((total - text_bytes) / len(passages), 1),
+        "bytes_per_passage_beyond_text": beyond_text,
         "query_latency": latencies,
     }
     print(json.dumps(report, indent=2))
