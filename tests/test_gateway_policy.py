@@ -16,6 +16,7 @@ import pytest
 from deploy_fixtures import TcpRelay
 from gateway_fixtures import LogRecorder, ThreadedServer, ask, free_port, metrics
 
+from site_knowledge.gateway import policy
 from site_knowledge.gateway.app import create_app
 from site_knowledge.gateway.cli import access_settings, describe_access, register
 from site_knowledge.gateway.config import GatewayConfig
@@ -92,12 +93,15 @@ def test_visitor_is_the_right_most_untrusted_address(peer, headers, trust, visit
 
 
 def test_misconfigured_proxies_are_named_once_without_an_address(caplog) -> None:
+    policy._warn_once.cache_clear()  # once per process: forget what earlier tests triggered
     with caplog.at_level(logging.WARNING, logger="site_knowledge.gateway.policy"):
         for _ in range(3):
             visitor_key([(XFF, "198.51.100.77")], "127.0.0.1", ProxyTrust())
             visitor_key([], "127.0.0.1", LOOPBACK)
+            visitor_key([], "127.0.0.1", ProxyTrust())  # a local client: nothing to say
     messages = [r.getMessage() for r in caplog.records]
-    assert len(messages) <= 2  # once per process (an earlier test may have said it already)
+    assert len(messages) == 2
+    assert "not a --trusted-proxy" in messages[0] and "sent no x-forwarded-for" in messages[1]
     assert not any("198.51.100.77" in m or "127.0.0.1" in m for m in messages)
 
 
