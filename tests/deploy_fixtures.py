@@ -5,6 +5,7 @@ from a temporary prefix. Imported explicitly by the test modules."""
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import socket
 import subprocess
@@ -99,7 +100,11 @@ class Nginx:
             (prefix / sub).mkdir(parents=True, exist_ok=True)
         temp = prefix / "tmp"
         self.conf = prefix / "nginx.conf"
+        # Started by root (CI), nginx would drop its workers to "nobody", who cannot read the
+        # test's private temporary folders; started by anyone else it keeps that user.
+        user = "user root;" if os.geteuid() == 0 else ""
         self.conf.write_text(f"""
+{user}
 daemon off;
 worker_processes 1;
 pid {prefix}/nginx.pid;

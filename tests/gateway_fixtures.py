@@ -4,6 +4,7 @@ free port, an SSE reader, and a log recorder. Imported explicitly by the test mo
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import socket
@@ -115,12 +116,14 @@ def parse_sse(lines: Iterator[str], into: Stream) -> None:
 
 
 def ask(base: str, question: str, history: list[dict[str, str]] | None = None,
-        headers: dict[str, str] | None = None, timeout: float = 120.0) -> Stream:
-    """POST a question and read the whole answer."""
+        headers: dict[str, str] | None = None, timeout: float = 120.0,
+        client: httpx.Client | None = None) -> Stream:
+    """POST a question and read the whole answer (with ``client``'s transport if given)."""
     body = {"question": question, "history": history or []}
-    with httpx.Client(timeout=timeout) as client, client.stream(
-        "POST", base + "/api/ask", json=body, headers=headers or {}
-    ) as response:
+    with contextlib.ExitStack() as stack:
+        http = client or stack.enter_context(httpx.Client(timeout=timeout))
+        response = stack.enter_context(
+            http.stream("POST", base + "/api/ask", json=body, headers=headers or {}))
         stream = Stream(response.status_code, dict(response.headers))
         if response.headers.get("content-type", "").startswith("text/event-stream"):
             parse_sse(response.iter_lines(), stream)

@@ -26,6 +26,12 @@ const scenarios = {
     try {
       const { page } = session;
       await page.goto(site);
+      try {
+        await page.waitForFunction(() => window.siteKnowledge, null, { timeout: 30000 });
+      } catch {
+        return { failure: "no chat box on the page", errors: session.consoleErrors,
+                 requests: session.requests.map((r) => r.url) };
+      }
       await openBox(page);
       await watchSteps(page);
       const answer = await page.evaluate((q) => window.siteKnowledge.ask(q), question);
