@@ -17,7 +17,8 @@ import pytest
 from site_knowledge.gateway.service import systemd_quote
 
 SYSTEMD_ANALYZE = shutil.which("systemd-analyze")
-COMMAND = ["serve", "site", "--port", "8000", "--gateway-port", "8787", "--llama-port", "8081",
+COMMAND = ["serve", "site", "--model-preset", "qwen3-1.7b", "--port", "8000",
+           "--gateway-port", "8787", "--llama-port", "8081",
            "--allow-origin", "https://teo.github.io", "--trusted-proxy", "127.0.0.1/32",
            "--trusted-proxy", "::1"]
 
@@ -41,8 +42,8 @@ def test_systemd_unit_verifies_and_runs_the_command(tmp_path: Path) -> None:
     workdir.mkdir()
     unit = tmp_path / "site-knowledge.service"
     env_file = tmp_path / "gateway.env"
-    done = _service("--systemd", "--environment-file", str(env_file), "--model-preset",
-                    "qwen3-1.7b", "-o", str(unit), *COMMAND, cwd=workdir)
+    done = _service("--systemd", "--environment-file", str(env_file), "-o", str(unit),
+                    *COMMAND, cwd=workdir)
     assert done.returncode == 0, done.stderr
     assert "systemctl enable --now site-knowledge" in done.stderr
     text = unit.read_text(encoding="utf-8")
@@ -51,7 +52,7 @@ def test_systemd_unit_verifies_and_runs_the_command(tmp_path: Path) -> None:
 
     lines = text.splitlines()
     exec_start = next(line for line in lines if line.startswith("ExecStart="))
-    assert exec_start.endswith(" ".join([*COMMAND, "--model-preset", "qwen3-1.7b"]))
+    assert exec_start.endswith(" ".join(COMMAND))
     assert "Restart=on-failure" in lines
     assert "WorkingDirectory=" + str(workdir).replace("%", "%%") in lines
     assert f"EnvironmentFile={env_file}" in lines
@@ -90,8 +91,8 @@ def test_launchd_plist_restarts_on_failure_only(tmp_path: Path) -> None:
     (["--systemd", "serve", "site", "--trusted-proxy", "10.0.0.1/8"],
      "did you mean 10.0.0.0/8?"),
     (["--launchd", "serve", "site", "--bogus"], "unrecognized arguments: --bogus"),
-    (["--systemd", "--model-preset", "x", "gateway", "--artifact", "s", "--upstream", "u"],
-     "--model-preset goes with serve"),
+    (["--systemd", "gateway", "--artifact", "s", "--upstream", "u", "--model-preset", "x"],
+     "unrecognized arguments: --model-preset x"),
     (["--launchd", "--environment-file", "/etc/x", "serve", "site"], "are for --systemd"),
     (["--systemd", "--name", "my service", "serve", "site"], "--name 'my service'"),
 ])

@@ -141,8 +141,6 @@ def register_service(subparsers: Any) -> None:
                               f"{DEFAULT_TOKEN_ENV} (keep it readable by root only)")
     service.add_argument("--log-file", type=Path, default=None,
                          help="launchd: stdout and stderr (default ~/Library/Logs/NAME.log)")
-    service.add_argument("--model-preset", default=None, metavar="NAME",
-                         help="passed to serve as --model-preset NAME")
     service.add_argument("--output", "-o", type=Path, default=None,
                          help="write here instead of standard output")
     service.add_argument("run", nargs=argparse.REMAINDER, metavar="serve|gateway ARGS",
@@ -258,10 +256,6 @@ def run_service(args: argparse.Namespace) -> int:
         parser.error("--environment-file and --user are for --systemd")
     if args.kind == "systemd" and args.log_file:
         parser.error("--log-file is for --launchd (systemd logs to the journal)")
-    if args.model_preset is not None:
-        if command[0] != "serve":
-            parser.error("--model-preset goes with serve")
-        command += ["--model-preset", args.model_preset]
     check = argparse.ArgumentParser(prog=parser.prog)
     register(check.add_subparsers(dest="command", required=True))
     check.parse_args(args.run)  # the command's own flags, checked now
