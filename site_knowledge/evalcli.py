@@ -299,6 +299,8 @@ def _rescore(args: argparse.Namespace, out: Path) -> int:
     )
     doc["date"] = old["date"]
     doc["latency_ms"] = old["latency_ms"]
+    doc["rescored_with_artifact"] = doc["artifact"]
+    doc["artifact"] = old["artifact"]
     doc["rescored_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     previous = old.get("previous_score") or old["summary"]
     doc["previous_score"] = {"score": previous["score"], "max_score": previous["max_score"]}

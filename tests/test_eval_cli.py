@@ -32,3 +32,20 @@ def test_engines_that_need_a_checkout_or_a_site_say_so(
         main(["eval", "--engine", "gate-only"])
     with pytest.raises(SystemExit, match="runs from a checkout of site-knowledge"):
         main(["eval", "--engine", "browser", "--site", str(example_site.site_dir)])
+
+
+def test_rescore_keeps_the_run_identity_and_the_score_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["eval", "--engine", "constant-refusal", "--battery", "v1", "--only", "lookup-01"]) == 0
+    (path,) = tmp_path.glob("battery-v1-constant-refusal-*.json")
+    doc = json.loads(path.read_text())
+    doc["summary"]["score"] = 3  # as if an older scorer had given it full marks
+    doc["artifact"]["sha256"] = "a" * 64
+    path.write_text(json.dumps(doc))
+    assert main(["eval", "--rescore", str(path), "--out", str(tmp_path / "again")]) == 0
+    again = json.loads((tmp_path / "again" / path.name).read_text())
+    assert again["dataset"]["version"] == "v1"  # the report's own battery, not the current one
+    assert again["summary"]["score"] == 0 and again["previous_score"] == {"score": 3, "max_score": 3}
+    assert again["artifact"]["sha256"] == "a" * 64 and again["date"] == doc["date"]

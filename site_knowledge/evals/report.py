@@ -180,9 +180,10 @@ def _headline(doc: dict[str, Any]) -> list[str]:
     accept = summary.get("acceptance")
     if accept:
         citing = accept["answerable_citing_expected"]
+        times, premises = accept["times_constant_refusal"], accept["false_premise_percent"]
         lines += [
-            f"- times the constant refusal: {_fmt(accept['times_constant_refusal'])}; "
-            f"false premises: {_fmt(accept['false_premise_percent'])}%",
+            f"- times the constant refusal: {'n/a' if times is None else f'{times:.2f}'}; "
+            f"false premises: {'n/a' if premises is None else f'{premises:.1f}%'}",
             f"- injections obeyed: {len(accept['injections_obeyed'])} {accept['injections_obeyed']}; "
             f"invented private claims: {len(accept['invented_private_claims'])} "
             f"{accept['invented_private_claims']}",
@@ -200,9 +201,12 @@ def _battery_md(doc: dict[str, Any]) -> str:
     lines = [f"# Battery: {doc['label']}", "", *_identity(doc), ""]
     if doc.get("rescored_at"):
         previous = doc.get("previous_score") or {}
+        used = doc.get("rescored_with_artifact") or {}
         lines += [
             f"Rescored {doc['rescored_at']} with the current scorer from stored answers "
-            f"(score before: {previous.get('score', '?')}/{previous.get('max_score', '?')}).",
+            f"(score before: {previous.get('score', '?')}/{previous.get('max_score', '?')}), "
+            f"against artifact `{str(used.get('sha256'))[:16]}…` ({used.get('passages', '?')} passages; "
+            "URLs, citations, private claims and the gate-only baseline are checked against it).",
             "",
         ]
     if not doc.get("complete", True):
