@@ -37,11 +37,11 @@ class Selector:
     classes: frozenset[str] = frozenset()
     attributes: tuple[tuple[str, str | None], ...] = ()
 
-    def matches(self, tag: str, attrs: dict[str, str | None]) -> bool:
-        """Whether an element with this tag and these attributes is selected."""
+    def matches(self, tag: str, attrs: dict[str, str | None], classes: set[str]) -> bool:
+        """Whether an element with this tag, attributes and classes is selected."""
         if self.tag is not None and tag != self.tag:
             return False
-        if not self.classes <= set((attrs.get("class") or "").split()):
+        if not self.classes <= classes:
             return False
         return all(name in attrs and (value is None or attrs[name] == value)
                    for name, value in self.attributes)
@@ -111,19 +111,23 @@ class _Finder(HTMLParser):
         line, column = self.getpos()
         return self._lines[line - 1] + column
 
+    def _span(self, tag: str, depth: int) -> _Span:
+        start = self._offset()
+        return _Span(tag, depth, start, start + len(self.get_starttag_text() or ""))
+
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in VOID_TAGS:
             return
         depth = self._depth[tag] = self._depth.get(tag, 0) + 1
-        start = self._offset()
-        inner = start + len(self.get_starttag_text() or "")
         attributes = dict(attrs)
+        classes = set((attributes.get("class") or "").split())
         for index, selector in enumerate(self.wanted):
-            if index not in self.found and selector.matches(tag, attributes):
-                self.found[index] = _Span(tag, depth, start, inner)
+            if index not in self.found and selector.matches(tag, attributes, classes):
+                self.found[index] = self._span(tag, depth)
                 self._open.append((self.found[index], False))
-        if any(selector.matches(tag, attributes) for selector in self.cut):
-            self.cuts.append(_Span(tag, depth, start, inner))
+        # Cuts matter inside a wanted element only.
+        if self._open and any(selector.matches(tag, attributes, classes) for selector in self.cut):
+            self.cuts.append(self._span(tag, depth))
             self._open.append((self.cuts[-1], True))
 
     def handle_endtag(self, tag: str) -> None:
@@ -131,8 +135,10 @@ class _Finder(HTMLParser):
         if not depth:
             return
         self._depth[tag] = depth - 1
-        at = self._offset()
         closing = [(s, cut) for s, cut in self._open if s.tag == tag and s.depth == depth]
+        if not closing:
+            return
+        at = self._offset()
         for span, cut in closing:
             span.end = self.page.index(">", at) + 1 if cut else at
             self._open.remove((span, cut))
