@@ -47,6 +47,11 @@ def _plain(value: Any) -> Any:
     raise TypeError(f"cannot key {type(value).__name__}")
 
 
+def has_entries(cache_dir: Path) -> bool:
+    """Whether the folder holds any memoised compile result (a site was built with it)."""
+    return any(cache_dir.glob(f"{PREFIX}*.json"))
+
+
 def load(cache_dir: Path, key: str) -> tuple[dict[str, Any], bytes] | None:
     """The memoised document and vectors for ``key``, or None."""
     base = cache_dir / f"{PREFIX}{key[:32]}"

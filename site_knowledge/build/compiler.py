@@ -105,6 +105,11 @@ def page_source(page: PageInput, reserved: frozenset[str] = frozenset()) -> Sour
                   page.src_path, sections)
 
 
+def embedded_texts(source: Source, passages: Sequence[Passage]) -> list[str]:
+    """What is embedded for each of a source's passages: its indexed text (SPEC.md)."""
+    return [indexed_text(source.title, p.heading, p.text) for p in passages]
+
+
 def compile_knowledge(pages: Sequence[PageInput], ontology_sources: Sequence[Source],
                       prompt: PromptParts, options: BuildOptions,
                       cache: EmbeddingCache) -> BuildReport:
@@ -146,12 +151,13 @@ def _compile(pages: Sequence[PageInput], ontology_sources: Sequence[Source], pro
     reserved = frozenset(source.id for source in ontology_sources)
     sources = [*ontology_sources, *(page_source(page, reserved) for page in pages)]
     _check_sources(sources)
-    passages = [p for source in sources for p in source_passages(source, options.chunk_size)]
+    cut = [source_passages(source, options.chunk_size) for source in sources]
+    passages = [p for source_cut in cut for p in source_cut]
     titles = {source.id: source.title for source in sources}
-    texts = [indexed_text(titles[p.source_id], p.heading, p.text) for p in passages]
-    misses_before = cache.misses
+    texts = [text for source, source_cut in zip(sources, cut, strict=True)
+             for text in embedded_texts(source, source_cut)]
     vectors_blob = quantize(cache.embed(texts, _progress_bar))
-    embedded = cache.misses - misses_before
+    embedded = cache.unsaved
     vectors = dequantize(vectors_blob, len(passages), DIMENSION)
     stopwords = frozenset(STOPWORDS)
     gate = calibrate_gate([tokenize(t, stopwords) for t in texts],

@@ -28,9 +28,10 @@ class EmbeddingCache:
         self.path = cache_dir / f"embeddings-{encoder.weights_sha256[:16]}.npz"
         self._vectors: dict[str, FloatMatrix] = {}
         self._loaded = False
-        self._dirty = False
         self.hits = 0
         self.misses = 0
+        self.unsaved = 0
+        """Vectors computed since the last ``save``: this build's, a prefetch's included."""
 
     def _load(self) -> None:
         import numpy as np
@@ -64,13 +65,13 @@ class EmbeddingCache:
         keys = [self._key(text) for text in texts]
         missing = sorted({key: i for i, key in enumerate(keys) if key not in self._vectors}.values())
         self.misses += len(missing)
+        self.unsaved += len(missing)
         self.hits += len(texts) - len(missing)
         if missing:
             callback = progress(len(missing), len(texts)) if progress else None
             fresh = self.encoder.encode([texts[i] for i in missing], callback)
             for row, index in enumerate(missing):
                 self._vectors[keys[index]] = fresh[row]
-            self._dirty = True
         result = np.zeros((len(texts), DIMENSION), dtype=np.float32)
         for i, key in enumerate(keys):
             result[i] = self._vectors[key]
@@ -78,7 +79,7 @@ class EmbeddingCache:
 
     def save(self) -> None:
         """Write the cache to disk if anything new was embedded."""
-        if not self._dirty:
+        if not self.unsaved:
             return
         import numpy as np
 
@@ -88,4 +89,4 @@ class EmbeddingCache:
         matrix = np.stack(list(self._vectors.values())).astype(np.float32)
         np.savez(partial, keys=keys, vectors=matrix)
         partial.replace(self.path)
-        self._dirty = False
+        self.unsaved = 0

@@ -6,9 +6,11 @@ Hooks:
         loopback gateway.
     on_page_read_source: rejects non-UTF-8 pages and malformed front matter, naming the file
         (MkDocs would otherwise silently publish the front matter as text).
-    on_page_content: records each published page's rendered HTML (drafts never).
+    on_page_content: records each published page's rendered HTML (drafts never) and, on a
+        cold cache, hands it to a background embedder while MkDocs renders the rest.
     on_post_page: injects the chat box launcher unless the page opts out.
     on_post_build: compiles and writes the knowledge artifact and the browser assets.
+    on_build_error: stops the background embedder of a failed build.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from site_knowledge.build.assemble import compile_site, embedding_cache_dir, sum
 from site_knowledge.build.compiler import BuildReport, PageInput
 from site_knowledge.build.embed_cache import EmbeddingCache
 from site_knowledge.build.model import BuildError
+from site_knowledge.build.prefetch import EmbeddingPrefetch
 from site_knowledge.embedding import Encoder
 from site_knowledge.plugin.gateways import loopback_warnings
 from site_knowledge.plugin.options import SiteKnowledgeOptions, browser_options, site_settings
@@ -55,6 +58,7 @@ class SiteKnowledgePlugin(BasePlugin[SiteKnowledgeOptions]):
     def __init__(self) -> None:
         self._cache: EmbeddingCache | None = None
         self._pages: list[PageInput] = []
+        self._prefetch: EmbeddingPrefetch | None = None
         self.last_report: BuildReport | None = None
 
     def on_startup(self, *, command: str, dirty: bool) -> None:
@@ -65,7 +69,20 @@ class SiteKnowledgePlugin(BasePlugin[SiteKnowledgeOptions]):
         for warning in loopback_warnings(config.site_url, self.config.gateways):
             log.warning("site-knowledge: %s", warning)
         self._pages = []
+        self._stop_prefetch()
+        if self.config.enabled:
+            self._prefetch = EmbeddingPrefetch.start_if_cold(self._embedding_cache(config),
+                                                              self.config.chunk_size)
         return config
+
+    def _stop_prefetch(self) -> None:
+        if self._prefetch is not None:
+            self._prefetch.finish()
+            self._prefetch = None
+
+    def on_build_error(self, *, error: Exception) -> None:
+        """Stop the background embedder of a build that failed."""
+        self._stop_prefetch()
 
     def _embedding_cache(self, config: MkDocsConfig) -> EmbeddingCache:
         cache_dir = embedding_cache_dir(Path(config.config_file_path or ".").parent,
@@ -94,6 +111,8 @@ class SiteKnowledgePlugin(BasePlugin[SiteKnowledgeOptions]):
                 src_path=page.file.src_uri, url=page.url, title=page.title or page.file.name,
                 description=str(page.meta.get("description") or ""), html=html,
             ))
+            if self._prefetch is not None:
+                self._prefetch.submit(self._pages[-1])
         return html
 
     def on_post_page(self, output: str, /, *, page: Page, config: MkDocsConfig) -> str | None:
@@ -109,6 +128,7 @@ class SiteKnowledgePlugin(BasePlugin[SiteKnowledgeOptions]):
         """Compile the artifact; a bad input stops the build and writes nothing."""
         if not self.config.enabled:
             return
+        self._stop_prefetch()
         site_dir = Path(config.site_dir)
         settings = site_settings(self.config, config.site_name, config.site_url, site_dir)
         try:

@@ -1,0 +1,70 @@
+"""Embed pages on a background thread while the site generator renders the rest.
+
+Most of a cold build is embedding, and MkDocs renders on one core. Each rendered page is
+handed to a worker that cuts it into passages and embeds them (ONNX Runtime releases the
+GIL), so embedding starts before the last page is rendered; the compiler then finds those
+vectors in the embedding cache. Only a cache folder without any previous compile result
+prefetches: a warm build reuses its memo and should cut no page at all.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+
+from site_knowledge.build import artifact_cache
+from site_knowledge.build.chunking import source_passages
+from site_knowledge.build.compiler import PageInput, embedded_texts, page_source
+from site_knowledge.build.embed_cache import EmbeddingCache
+
+BATCH = 128
+"""Texts gathered before a call to the encoder, which sorts them by length to pad little."""
+
+
+class EmbeddingPrefetch:
+    """A worker thread that embeds submitted pages into an :class:`EmbeddingCache`.
+
+    The cache must not be used elsewhere until :meth:`finish` returns. A page the worker
+    cannot cut or embed is left to the compiler, which reports it with its file.
+    """
+
+    def __init__(self, cache: EmbeddingCache, chunk_size: int) -> None:
+        self._cache = cache
+        self._chunk_size = chunk_size
+        self._pages: queue.SimpleQueue[PageInput | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name="site-knowledge-prefetch",
+                                        daemon=True)
+        self.failure: Exception | None = None
+        self._thread.start()
+
+    @classmethod
+    def start_if_cold(cls, cache: EmbeddingCache, chunk_size: int) -> EmbeddingPrefetch | None:
+        """A started prefetch, or None when the cache folder already holds a compile result."""
+        if artifact_cache.has_entries(cache.directory):
+            return None
+        return cls(cache, chunk_size)
+
+    def submit(self, page: PageInput) -> None:
+        """Queue a rendered page."""
+        self._pages.put(page)
+
+    def finish(self) -> None:
+        """Embed what is still queued and stop the worker."""
+        self._pages.put(None)
+        self._thread.join()
+
+    def _run(self) -> None:
+        pending: list[str] = []
+        try:
+            while (page := self._pages.get()) is not None:
+                source = page_source(page)
+                pending.extend(embedded_texts(source, source_passages(source, self._chunk_size)))
+                if len(pending) >= BATCH:
+                    self._cache.embed(pending)
+                    pending = []
+            if pending:
+                self._cache.embed(pending)
+        except Exception as error:  # the compiler redoes the work and reports it
+            self.failure = error
+            while self._pages.get() is not None:
+                pass
