@@ -7,7 +7,11 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
+import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -133,8 +137,10 @@ def ask(base: str, question: str, history: list[dict[str, str]] | None = None,
         return stream
 
 
-def metrics(base: str) -> dict[str, Any]:
-    response = httpx.get(base + "/metrics", timeout=10)
+def metrics(base: str, token: str | None = None) -> dict[str, Any]:
+    """``/metrics``; with the gateway's ``token``, the detail (samples, token totals) too."""
+    headers = {"authorization": f"Bearer {token}"} if token else {}
+    response = httpx.get(base + "/metrics", headers=headers, timeout=10)
     response.raise_for_status()
     data: dict[str, Any] = response.json()
     return data
@@ -217,21 +223,42 @@ SCRIPTS: dict[str, list[bytes]] = {
 }
 
 
+# Replies a real llama-server never gives (or gives only while loading), for the scripted
+# upstream's /props and token-count endpoints.
+REPLIES: dict[str, Response] = {
+    "ok": JSONResponse({"total_slots": 3}),
+    "loading503": JSONResponse({"error": {"code": 503, "message": "Loading model"}},
+                               status_code=503),
+    "html200": Response("<html>proxy page</html>", media_type="text/html"),
+    "list200": JSONResponse([{"total_slots": 3}, {"input_tokens": 12}]),
+    "string200": JSONResponse({"total_slots": "3", "input_tokens": "12"}),
+}
+
+
 class ScriptedUpstream:
-    """A stand-in llama-server whose chat endpoint plays ``SCRIPTS[mode]``."""
+    """A stand-in llama-server whose chat endpoint plays ``SCRIPTS[mode]`` and whose
+    ``/props`` and token counter answer ``REPLIES[props]`` and ``REPLIES[count]``."""
 
     def __init__(self) -> None:
         self.mode = "ok"
+        self.props = "ok"
+        self.count: str | None = None
         self.requests: list[dict[str, Any]] = []
         self.primed: list[str] = []
         self.prime_delay = 0.0
         self.app = Starlette(routes=[
             Route("/health", lambda r: JSONResponse({"status": "ok"})),
-            Route("/props", lambda r: JSONResponse({"total_slots": 3})),
+            Route("/props", lambda r: REPLIES[self.props]),
+            Route("/v1/chat/completions/input_tokens", self.input_tokens, methods=["POST"]),
             Route("/v1/chat/completions", self.chat, methods=["POST"]),
             Route("/apply-template", self.template, methods=["POST"]),
             Route("/completion", self.completion, methods=["POST"]),
         ])
+
+    async def input_tokens(self, request: Request) -> Response:
+        if self.count is None:
+            return JSONResponse({"error": "not found"}, status_code=404)
+        return REPLIES[self.count]
 
     async def template(self, request: Request) -> Response:
         messages = (await request.json())["messages"]
@@ -264,3 +291,83 @@ class ScriptedUpstream:
                 yield part
 
         return StreamingResponse(body(), media_type="text/event-stream")
+
+
+def children_named(pid: int, name: str) -> list[int]:
+    """Live child processes of ``pid`` whose command is ``name`` (Linux ``/proc``)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            comm = (entry / "comm").read_text().strip()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        if int(fields[1]) == pid and comm == name and fields[0] != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def process_alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return state[state.rindex(")") + 2:].split()[0] != "Z"
+
+
+class Serve:
+    """``site-knowledge serve`` on the example site as a real subprocess, on free ports,
+    with llama-server at ``--threads 1``."""
+
+    def __init__(self, site_dir: Path, *extra: str, llama_port: int | None = None) -> None:
+        self.ports = {"--port": free_port(), "--gateway-port": free_port(),
+                      "--llama-port": llama_port or free_port()}
+        args = [sys.executable, "-m", "site_knowledge.cli", "serve", str(site_dir),
+                "--threads", "1", *extra]
+        for flag, port in self.ports.items():
+            args += [flag, str(port)]
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        self.printed: list[str] = []
+
+    @property
+    def gateway(self) -> str:
+        return f"http://127.0.0.1:{self.ports['--gateway-port']}"
+
+    @property
+    def site(self) -> str:
+        return f"http://127.0.0.1:{self.ports['--port']}"
+
+    @property
+    def llama_pids(self) -> list[int]:
+        return children_named(self.proc.pid, "llama-server")
+
+    def wait_started(self) -> Serve:
+        """Read what ``serve`` prints up to its last line, "Ctrl-C ...", once all runs."""
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.printed.append(line)
+            if line.startswith("Ctrl-C"):
+                break
+        assert any(self.site in line for line in self.printed), (self.printed, self.stderr())
+        return self
+
+    def stderr(self) -> str:
+        """Everything ``serve`` wrote to stderr (waits for it to exit)."""
+        assert self.proc.stderr is not None
+        return self.proc.stderr.read()
+
+    def __enter__(self) -> Serve:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pids = self.llama_pids
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)

@@ -34,13 +34,15 @@ def test_a_primer_cancelled_before_its_first_step_still_frees_the_model(example_
         events = [e async for e in answer(gateway, ticket, AskRequest(ANSWERABLE, ()), hits,
                                           time.monotonic())]
         assert json.loads(events[-1][6:])["done"] is True
-        # A visitor arrives before the primer has run a single step, as /api/ask does it.
+        # A visitor arrives before the primer has run a single step; the primer is cancelled.
         visitor = gateway.queue.enter()
-        assert not visitor.active and gateway.background, "the primer holds the model"
-        gateway.make_way()
+        assert not visitor.active and gateway.primers, "the primer holds the model"
+        for task in list(gateway.primers):
+            task.cancel()
         await asyncio.sleep(0.2)
         try:
             assert visitor.active, "the model's place stayed with a primer that never ran"
+            assert not gateway.primers
         finally:
             visitor.release()
             await gateway.upstream.aclose()

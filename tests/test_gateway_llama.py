@@ -291,6 +291,79 @@ def test_llama_killed_mid_stream_then_restarted(example_index, tmp_path, recorde
         llama.stop()
 
 
+def test_a_hung_llama_server_gets_heartbeats_then_the_deadline_and_frees_the_model(
+        example_index, tmp_path):
+    """SIGSTOP makes a real llama-server hang: the stream keeps getting heartbeat comments,
+    ends at the generation deadline with one error event, and the model's place is free."""
+    llama = start_llama(tmp_path / "llama.log")
+    assert llama.process is not None
+    limits = Limits(visitor_requests_per_minute=10_000, global_requests_per_minute=10_000,
+                    heartbeat_s=0.5, generation_s=4.0)
+    config = GatewayConfig(upstreams=(llama.spec.url,), limits=limits)
+    try:
+        with ThreadedServer(create_app(example_index, config)) as server:
+            health = httpx.get(server.url + "/healthz", timeout=10).json()
+            assert health["upstreams"] == [{"index": 0, "ok": True, "slots": 3}]
+            os.kill(llama.process.pid, signal.SIGSTOP)
+            try:
+                hung = remember(QUESTION, ask(server.url, QUESTION, timeout=60))
+            finally:
+                os.kill(llama.process.pid, signal.SIGCONT)
+            assert hung.terminal == {"error": {
+                "code": "generation_timeout",
+                "message": "The model took too long to answer; try again."}}
+            assert hung.comments >= 4, "heartbeats while no token came"
+            assert not any("delta" in e for e in hung.events)
+            snap = metrics(server.url)
+            assert snap["queue"]["active"] == 0 and snap["outcomes"]["failed"] == 1
+            # The next question takes the place at once (it may meet the 4 s deadline too
+            # while llama-server, resumed, still works through the abandoned prompt).
+            again = remember(QUESTION, ask(server.url, QUESTION))
+            assert again.events[0].get("sources") and again.terminal is not None
+            assert not any("queued" in e for e in again.events)
+    finally:
+        llama.stop()
+
+
+def test_a_question_while_llama_server_loads_is_unavailable_never_broken(example_index,
+                                                                         tmp_path):
+    """Asked while a real llama-server is still loading its model (its /props answers 503
+    before and after the question), the answer is a clean upstream_unavailable."""
+    assert LLAMA_BINARY is not None
+    for _attempt in range(3):
+        spec = LlamaSpec(binary=LLAMA_BINARY, model=MODEL, port=free_port(), threads=1)
+        process = subprocess.Popen(spec.command(), stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL, start_new_session=True)
+        config = GatewayConfig(upstreams=(spec.url,), limits=LIMITS)
+        try:
+            with ThreadedServer(create_app(example_index, config)) as server:
+                if not _props_status_becomes(spec.url, 503):
+                    continue
+                stream = ask(server.url, QUESTION)
+                if httpx.get(spec.url + "/props", timeout=5).status_code != 503:
+                    continue  # it finished loading meanwhile: try again with a fresh one
+                assert stream.terminal == {"error": {"code": "upstream_unavailable",
+                                                     "message": "No model server is available."}}
+                assert httpx.get(server.url + "/healthz", timeout=10).status_code == 503
+                return
+        finally:
+            process.kill()
+            process.wait()
+    pytest.fail("llama-server never stayed loading long enough to ask it a question")
+
+
+def _props_status_becomes(url: str, status: int, timeout: float = 30.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url + "/props", timeout=2).status_code == status:
+                return True
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.005)
+    return False
+
+
 def test_second_upstream_answers_when_the_first_is_down(example_index, llama):
     dead = f"http://127.0.0.1:{free_port()}"
     config = GatewayConfig(upstreams=(dead, llama.spec.url), limits=LIMITS)
@@ -299,6 +372,39 @@ def test_second_upstream_answers_when_the_first_is_down(example_index, llama):
         assert stream.terminal is not None and stream.terminal.get("done") is True
         snap = metrics(server.url)
         assert snap["upstream"]["failovers"] == 1 and snap["upstream"]["requests"] == 1
+
+
+CONTROL_VECTORS = json.loads((Path(__file__).parent / "data" / "control_text_vectors.json")
+                             .read_text(encoding="utf-8"))["vectors"]
+SHAPE = re.compile(r"<[|\uff5c][^<>]*?[|\uff5c]>|</?[A-Za-z0-9_.-]+>|\[/?[A-Za-z_][A-Za-z0-9_]*\]")
+
+
+def test_visitor_control_text_never_becomes_a_control_token(llama):
+    """On the pinned build, control-token text in a user message becomes the control token
+    (the fault), and the neutralised text never does: the templated prompt then holds only
+    the template's own turn markers."""
+    client = httpx.Client(base_url=llama.spec.url, timeout=30)
+
+    def tokens(text: str, special: bool) -> list[int]:
+        body = {"content": text, "add_special": False, "parse_special": special}
+        return [t if isinstance(t, int) else t["id"]
+                for t in client.post("/tokenize", json=body).json()["tokens"]]
+
+    spellings = {m for v in CONTROL_VECTORS for m in SHAPE.findall(v["input"])}
+    control = {ids[0]: s for s in spellings
+               if len(ids := tokens(s, True)) == 1 and len(tokens(s, False)) > 1}
+    assert {"<|im_start|>", "<|im_end|>", "<|endoftext|>"} <= set(control.values())
+
+    def controls_in(user_text: str) -> list[str]:
+        messages = [{"role": "system", "content": "S"}, {"role": "user", "content": user_text}]
+        prompt = client.post("/apply-template", json={"messages": messages}).json()["prompt"]
+        return sorted(control[t] for t in tokens(prompt, True) if t in control)
+
+    structure = controls_in("Hi")
+    injected = [v["name"] for v in CONTROL_VECTORS if controls_in(v["input"]) != structure]
+    assert "ChatML turn" in injected, "the fault this guards against no longer shows"
+    for vector in CONTROL_VECTORS:
+        assert controls_in(vector["output"]) == structure, vector["name"]
 
 
 def test_model_sha256_mismatch_refuses_to_start(example_site):
@@ -316,33 +422,6 @@ def test_model_sha256_mismatch_refuses_to_start(example_site):
     assert done.returncode == 3 and "mismatch" in done.stderr
     with pytest.raises(httpx.ConnectError):
         httpx.get(spec.url + "/health")
-
-
-def test_serve_runs_the_stack_and_stops_it_on_sigterm(example_site):
-    ports = {"--port": free_port(), "--gateway-port": free_port(), "--llama-port": free_port()}
-    args = [sys.executable, "-m", "site_knowledge.cli", "serve",
-            str(example_site.site_dir), "--threads", "1"]
-    for flag, port in ports.items():
-        args += [flag, str(port)]
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    try:
-        assert proc.stdout is not None
-        printed = [proc.stdout.readline() for _ in range(4)]
-        assert any(f"http://127.0.0.1:{ports['--port']}/" in line for line in printed), printed
-        site = httpx.get(f"http://127.0.0.1:{ports['--port']}/", timeout=10)
-        assert site.status_code == 200 and "<html" in site.text.lower()
-        health = httpx.get(f"http://127.0.0.1:{ports['--gateway-port']}/healthz", timeout=10)
-        assert health.json()["status"] == "ok"
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(30) == 0
-        for port in ports.values():
-            with pytest.raises(httpx.ConnectError):
-                httpx.get(f"http://127.0.0.1:{port}/", timeout=2)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
 
 
 def test_logs_and_metrics_hold_no_prompts_or_answers(gateway, recorder):

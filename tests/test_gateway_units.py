@@ -148,7 +148,7 @@ def test_metrics_keep_at_most_512_samples_and_only_numbers():
     for i in range(MAX_SAMPLES + 40):
         m.settle(Sample(at=float(i), outcome="completed", latency_ms=float(i), ttft_ms=1.0,
                         output_tokens=3))
-    snap = m.snapshot(ready=True, active=0, waiting=0)
+    snap = m.snapshot(ready=True, active=0, waiting=0, detail=True)
     assert len(snap["samples"]) == MAX_SAMPLES
     assert snap["outcomes"]["completed"] == MAX_SAMPLES + 40
     assert snap["tokens"]["output"] == 3 * (MAX_SAMPLES + 40)
