@@ -163,12 +163,14 @@ def conversation(site: Path, threads: int, cache_reuse: int) -> list[dict[str, A
     server = start(slots=3, cache_ram_mib=1024, threads=threads, cache_reuse=cache_reuse)
     rows = []
     try:
-        config = GatewayConfig(upstreams=(server.spec.url,))
+        # Private mode: the per-request samples read here are shown only with the token.
+        config = GatewayConfig(upstreams=(server.spec.url,), token="bench")
         with ThreadedServer(create_app(index, config)) as gateway:
             history: list[dict[str, str]] = []
             for turn, question in enumerate(CONVERSATION, start=1):
-                stream = ask(gateway.url, question, history=history[-4:])
-                sample = metrics(gateway.url)["samples"][-1]
+                stream = ask(gateway.url, question, history=history[-4:],
+                             headers={"authorization": "Bearer bench"})
+                sample = metrics(gateway.url, token="bench")["samples"][-1]
                 cached = sample.get("cached_tokens", 0)
                 total = sample.get("prompt_tokens") or 0
                 rows.append({"turn": turn, "history_exchanges": len(history[-4:]),

@@ -124,15 +124,19 @@
         ["Latency p50 / p95", seconds(m.latency_ms.p50) + " / " + seconds(m.latency_ms.p95)],
         ["Time to first token p50 / p95", seconds(m.ttft_ms.p50) + " / " + seconds(m.ttft_ms.p95)],
         ["Queue wait p50 / p95", seconds(m.queue_wait_ms.p50) + " / " + seconds(m.queue_wait_ms.p95)],
-        ["Decode speed p50", fmt(m.decode_tokens_per_s.p50, "tokens/s")],
-        ["Prompt / output / cached tokens", fmt(m.tokens.prompt) + " / " + fmt(m.tokens.output) +
-          " / " + fmt(m.tokens.cached)]
-      ]),
-      bars("Outcomes", m.outcomes),
-      spark("Latency per answer", series(answered, "latency_ms"), "ms"),
-      spark("Time to first token", series(answered, "ttft_ms"), "ms"),
-      spark("Decode tokens/s", series(answered, "decode_tps"), "tok/s")
+        ["Decode speed p50", fmt(m.decode_tokens_per_s.p50, "tokens/s")]
+      ].concat(m.tokens ? [["Prompt / output / cached tokens", fmt(m.tokens.prompt) + " / " +
+        fmt(m.tokens.output) + " / " + fmt(m.tokens.cached)]] : [])),
+      bars("Outcomes", m.outcomes)
     );
+    // Per-answer series exist only for the owner (the gateway shows them with its token);
+    // the public figures are aggregates.
+    if (m.samples) {
+      root.append(
+        spark("Latency per answer", series(answered, "latency_ms"), "ms"),
+        spark("Time to first token", series(answered, "ttft_ms"), "ms"),
+        spark("Decode tokens/s", series(answered, "decode_tps"), "tok/s"));
+    }
   }
 
   function unreachable(root, gateway, why) {

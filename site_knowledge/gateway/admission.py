@@ -20,6 +20,10 @@ class QueueTimeout(Exception):
     """The ticket waited longer than the maximum wait."""
 
 
+class QueueClosed(Exception):
+    """The gateway is shutting down: nobody new gets a place, waiters are sent away."""
+
+
 @dataclass(eq=False)
 class Ticket:
     """A request's place: waiting, then active, then released."""
@@ -49,11 +53,15 @@ class Ticket:
     async def wait(self, heartbeat_s: float, max_wait_s: float) -> AsyncIterator[int | None]:
         """Wait for the turn, yielding each new position and ``None`` as a heartbeat.
 
-        Returns when the ticket is active. Raises ``QueueTimeout`` after ``max_wait_s``.
+        Returns when the ticket is active. Raises ``QueueTimeout`` after ``max_wait_s`` and
+        ``QueueClosed`` when the queue closes meanwhile.
         """
         last = 0
         deadline = self.entered + max_wait_s
         while not self.active:
+            if self.queue.closed:
+                self.release()
+                raise QueueClosed
             position = self.position
             if position != last:
                 last = position
@@ -85,13 +93,21 @@ class AdmissionQueue:
         self.active: Ticket | None = None
         self.waiters: list[Ticket] = []
         self.left_waiting = 0
+        self.closed = False
 
     @property
     def depth(self) -> int:
         return len(self.waiters)
 
     def enter(self) -> Ticket:
-        """Take a place, active at once when nobody is ahead. Raises ``QueueFull``."""
+        """Take a place, active at once when nobody is ahead.
+
+        Raises:
+            QueueFull: every waiting place is taken.
+            QueueClosed: the queue was closed.
+        """
+        if self.closed:
+            raise QueueClosed
         ticket = Ticket(self)
         if self.active is None and not self.waiters:
             self._grant(ticket)
@@ -102,10 +118,17 @@ class AdmissionQueue:
         return ticket
 
     def enter_if_idle(self) -> Ticket | None:
-        """The active place when nobody holds it or waits for it, else ``None``."""
-        if self.active is not None or self.waiters:
+        """The active place when nobody holds it or waits for it (and the queue is open), else
+        ``None``."""
+        if self.closed or self.active is not None or self.waiters:
             return None
         return self.enter()
+
+    def close(self) -> None:
+        """Admit nobody new and wake every waiter to leave; the active ticket keeps its place."""
+        self.closed = True
+        for waiter in self.waiters:
+            waiter._wake.set()
 
     def _grant(self, ticket: Ticket) -> None:
         self.active = ticket

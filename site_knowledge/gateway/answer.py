@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
 import traceback
 from collections.abc import AsyncIterator, Sequence
@@ -21,8 +22,9 @@ from typing import TYPE_CHECKING, Any
 from site_knowledge.grounding import Grounded
 
 from . import prompt
-from .admission import QueueTimeout, Ticket
+from .admission import QueueClosed, QueueTimeout, Ticket
 from .metrics import Sample
+from .pacing import DeadlinePassed, once, paced
 from .policy import AskRequest
 from .sse import HEARTBEAT, event
 from .upstream import Delta, Finish, Started, UpstreamFailure, UpstreamUnavailable
@@ -52,6 +54,7 @@ class Run:
 
     ticket: Ticket
     started: float
+    deadline: float = math.inf
     outcome: str = "cancelled"
     text: str = ""
     first_token: float | None = None
@@ -75,6 +78,13 @@ class Failure:
 
 QUEUE_TIMEOUT = Failure("rejected", "queue_timeout", "Waited too long for the model; try again.",
                         rejection="queue_timeout")
+SHUTTING_DOWN_WAITING = Failure("rejected", "shutting_down",
+                                "The gateway is restarting; try again shortly.",
+                                rejection="shutting_down")
+SHUTTING_DOWN = Failure("failed", "shutting_down",
+                        "The gateway restarted before the answer was finished.")
+GENERATION_TIMEOUT = Failure("failed", "generation_timeout",
+                             "The model took too long to answer; try again.")
 INTERNAL = Failure("failed", "internal_error", "The gateway failed to answer; try again.")
 
 
@@ -111,16 +121,23 @@ def chat_payload(gateway: Gateway, messages: Messages) -> dict[str, Any]:
 
 
 async def stream_answer(gateway: Gateway, messages: Messages, run: Run) -> AsyncIterator[bytes]:
-    """``delta`` events as the upstream generates; the text and the finish land in ``run``.
+    """``delta`` events as the upstream generates, a heartbeat comment for every quiet
+    ``heartbeat_s`` (before the first token above all); the text and the finish land in
+    ``run``.
 
     Raises:
         UpstreamUnavailable: no upstream accepted the request.
-        UpstreamFailure: the upstream failed, or its stream ended without a finish.
+        UpstreamFailure: the upstream failed.
+        DeadlinePassed: the answer's deadline (or the gateway's drain deadline) came first;
+            the upstream request is closed, so the model stops.
     """
     gateway.metrics.upstream_requests += 1
+    heartbeat_s = gateway.config.limits.heartbeat_s
     async with aclosing(gateway.upstream.chat(chat_payload(gateway, messages))) as stream:
-        async for item in stream:
-            if isinstance(item, Started):
+        async for item in paced(stream, heartbeat_s, lambda: gateway.deadline(run.deadline)):
+            if item is None:
+                yield HEARTBEAT
+            elif isinstance(item, Started):
                 run.url_index = item.url_index
                 gateway.metrics.upstream_failovers += item.failovers
             elif isinstance(item, Delta):
@@ -130,6 +147,13 @@ async def stream_answer(gateway: Gateway, messages: Messages, run: Run) -> Async
                 yield event({"delta": item.text})
             else:
                 run.finish = item
+
+
+def assembled(run: Run) -> Prompt:
+    """The run's prompt, once assembled."""
+    if run.prompt is None:
+        raise RuntimeError("the prompt was not assembled")
+    return run.prompt
 
 
 def finished(run: Run) -> Finish:
@@ -170,10 +194,15 @@ def done_payload(grounded: Grounded, evidence: Sequence[prompt.Evidence], finish
     return done
 
 
-def failure_for(exc: Exception) -> Failure:
-    """The ``error`` event an exception ends an answer with; its detail never leaves."""
+def failure_for(exc: Exception, closing: bool) -> Failure:
+    """The ``error`` event an exception ends an answer with (``closing``: the gateway
+    drains); its detail never leaves."""
     if isinstance(exc, QueueTimeout):
         return QUEUE_TIMEOUT
+    if isinstance(exc, QueueClosed):
+        return SHUTTING_DOWN_WAITING
+    if isinstance(exc, DeadlinePassed):
+        return SHUTTING_DOWN if closing else GENERATION_TIMEOUT
     if isinstance(exc, UpstreamUnavailable):
         return Failure("failed", "upstream_unavailable", "No model server is available.")
     if isinstance(exc, UpstreamFailure):
@@ -230,17 +259,24 @@ async def answer(gateway: Gateway, ticket: Ticket, ask: AskRequest, hits: Sequen
     try:
         async for waiting in wait_turn(ticket, limits.heartbeat_s, limits.queue_wait_s):
             yield waiting
-        run.prompt = await assemble_prompt(gateway, ask, hits)
-        yield event({"sources": [e.public() for e in run.prompt.evidence]})
-        async for delta in stream_answer(gateway, run.prompt.messages, run):
+        run.deadline = time.monotonic() + limits.generation_s
+        async for built in paced(once(lambda: assemble_prompt(gateway, ask, hits)),
+                                 limits.heartbeat_s, lambda: gateway.deadline(run.deadline)):
+            if built is None:
+                yield HEARTBEAT
+            else:
+                run.prompt = built
+        evidence = assembled(run).evidence
+        yield event({"sources": [e.public() for e in evidence]})
+        async for delta in stream_answer(gateway, assembled(run).messages, run):
             yield delta
         reason = finished(run).reason
         run.outcome = "completed" if reason == "stop" else "truncated"
         grounded = settle(gateway, ask.question, run)
         run.text = grounded.text
-        yield event(done_payload(grounded, run.prompt.evidence, reason, gateway.config.model))
+        yield event(done_payload(grounded, evidence, reason, gateway.config.model))
     except Exception as exc:  # every path ends with one terminal event
-        failure = failure_for(exc)
+        failure = failure_for(exc, gateway.closing)
         run.outcome = failure.outcome
         if failure.rejection:
             gateway.metrics.rejections[failure.rejection] += 1
@@ -276,15 +312,19 @@ def prime_when_idle(gateway: Gateway, url_index: int, frozen: Messages) -> None:
 
     The primer holds a place of its own, taken only when the model is idle and released in
     the task's done-callback, which runs even for a task cancelled before its first step. A
-    visitor who arrives cancels it (``Gateway.make_way``).
+    visitor who arrives cancels it and takes the place at once (``Gateway.make_way``).
     """
     ticket = gateway.queue.enter_if_idle()
     if ticket is None:
         return
     task = asyncio.get_running_loop().create_task(_prime(gateway, url_index, frozen))
-    gateway.background.add(task)
-    task.add_done_callback(gateway.background.discard)
-    task.add_done_callback(lambda _: ticket.release())
+    gateway.primers[task] = ticket
+
+    def finished(task: asyncio.Task[None]) -> None:
+        gateway.primers.pop(task, None)
+        ticket.release()
+
+    task.add_done_callback(finished)
 
 
 async def _prime(gateway: Gateway, url_index: int, frozen: Messages) -> None:

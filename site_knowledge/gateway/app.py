@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -19,9 +20,10 @@ from site_knowledge.grounding import is_injection
 from site_knowledge.grounding.site import SiteGrounding
 
 from . import prompt
-from .admission import AdmissionQueue, QueueFull
+from .admission import AdmissionQueue, QueueClosed, QueueFull, Ticket
 from .answer import answer, refused
 from .config import GatewayConfig
+from .control_text import neutralise_request
 from .metrics import Metrics
 from .policy import (
     AskRequest,
@@ -38,6 +40,8 @@ from .upstream import Upstream
 if TYPE_CHECKING:
     from site_knowledge.retrieval import KnowledgeIndex, SearchResult
 
+    from .supervisor import Supervisor
+
 
 @dataclass
 class Gateway:
@@ -53,7 +57,9 @@ class Gateway:
     counter: prompt.TokenCounter
     grounding: SiteGrounding
     model_sha256: str | None = None
-    background: set[asyncio.Task[None]] = field(default_factory=set)
+    supervisor: Supervisor | None = None
+    primers: dict[asyncio.Task[None], Ticket] = field(default_factory=dict)
+    closing_at: float | None = None
     _ready: tuple[float, bool] = (0.0, False)
 
     @property
@@ -64,10 +70,25 @@ class Gateway:
     def refusal(self) -> str:
         return str(self.index.artifact["prompt"]["refusal"])
 
+    @property
+    def closing(self) -> bool:
+        return self.closing_at is not None
+
+    def deadline(self, answer_deadline: float) -> float:
+        """An answer's deadline: its own, or the drain's when that comes first."""
+        return min(answer_deadline, self.closing_at if self.closing_at is not None else math.inf)
+
+    def drain(self, within_s: float) -> None:
+        """Shut down gently: nobody new is admitted, waiters are sent away at once, and the
+        answer in progress has ``within_s`` seconds to finish."""
+        self.closing_at = time.monotonic() + within_s
+        self.queue.close()
+
     def make_way(self) -> None:
-        """A visitor waits: background work on the model (the cache primer) stops at once."""
-        for task in self.background:
+        """A visitor waits: the cache primers stop, and their places are free at once."""
+        for task, ticket in list(self.primers.items()):
             task.cancel()
+            ticket.release()
 
     async def ready(self) -> bool:
         at, value = self._ready
@@ -124,7 +145,7 @@ async def ask(request: Request) -> Response:
             body = await _read_body(request, limits.body_bytes)
         except ClientDisconnect:
             raise Refusal(400, "invalid_json", "The body is incomplete.") from None
-        ask_request = parse_body(body, limits)
+        ask_request = neutralise_request(parse_body(body, limits))
         gateway.limiter.check(
             visitor_key(request.headers.items(), client, gateway.config.proxies))
         if "injection" in gateway.config.grounding and _tries_injection(ask_request):
@@ -139,6 +160,11 @@ async def ask(request: Request) -> Response:
         except QueueFull:
             raise Refusal(
                 429, "queue_full", "The model is busy; try again shortly.",
+                {"Retry-After": str(limits.queue_full_retry_after_s)},
+            ) from None
+        except QueueClosed:
+            raise Refusal(
+                503, "shutting_down", "The gateway is restarting; try again shortly.",
                 {"Retry-After": str(limits.queue_full_retry_after_s)},
             ) from None
     except Refusal as refusal:
@@ -173,13 +199,15 @@ OPEN = {"Access-Control-Allow-Origin": "*", "Cache-Control": "no-store"}
 async def healthz(request: Request) -> Response:
     gateway: Gateway = request.app.state.gateway
     upstreams = await gateway.upstream.health()
-    ok = any(u["ok"] for u in upstreams)
+    llama = gateway.supervisor
+    ok = any(u["ok"] for u in upstreams) and (llama is None or llama.state == "ready")
     artifact = gateway.index.artifact
-    body = {
+    body: dict[str, Any] = {
         "status": "ok" if ok else "degraded",
-        "gateway": "ok",
+        "gateway": "draining" if gateway.closing else "ok",
         "upstreams": upstreams,
-        "model": {"name": gateway.config.model, "sha256": gateway.model_sha256},
+        "model": {"name": gateway.config.model,
+                  "sha256": llama.model_sha256 if llama else gateway.model_sha256},
         "artifact": {
             "schema": artifact.get("schema"),
             "built_at": artifact.get("built_at"),
@@ -187,15 +215,30 @@ async def healthz(request: Request) -> Response:
             "passages": len(artifact.get("passages", [])),
         },
     }
+    if llama is not None:
+        body["llama"] = {"state": llama.state, "restarts": llama.restarts}
     return JSONResponse(body, status_code=200 if ok else 503, headers=OPEN)
 
 
+def _holds_token(gateway: Gateway, request: Request) -> bool:
+    """Whether the request presents the gateway's token (private mode only)."""
+    if gateway.config.token is None:
+        return False
+    try:
+        check_token({k.lower(): v for k, v in request.headers.items()}, gateway.config.token)
+    except Refusal:
+        return False
+    return True
+
+
 async def metrics(request: Request) -> Response:
+    """Public aggregates; the per-request samples and token totals only with the token."""
     gateway: Gateway = request.app.state.gateway
     snapshot = gateway.metrics.snapshot(
         ready=await gateway.ready(),
         active=1 if gateway.queue.active else 0,
         waiting=gateway.queue.depth,
+        detail=_holds_token(gateway, request),
     )
     return JSONResponse(snapshot, headers=OPEN)
 
@@ -206,6 +249,7 @@ def create_app(
     *,
     model_sha256: str | None = None,
     upstream: Upstream | None = None,
+    supervisor: Supervisor | None = None,
 ) -> Starlette:
     """Build the gateway application for a loaded knowledge index.
 
@@ -214,6 +258,8 @@ def create_app(
         config: upstreams, origins, token and limits.
         model_sha256: the verified model digest, reported by ``/healthz``.
         upstream: an upstream pool to use instead of one built from ``config``.
+        supervisor: the llama-server this gateway runs (``serve``): ``/healthz`` reports its
+            state and the digest of the process it verified, instead of ``model_sha256``.
     """
     limits = config.limits
     pool = upstream or Upstream(config.upstreams, limits)
@@ -230,12 +276,13 @@ def create_app(
                                     budgets.context_tokens - budgets.answer_tokens),
         grounding=SiteGrounding(index),
         model_sha256=model_sha256,
+        supervisor=supervisor,
     )
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         yield
-        for task in list(gateway.background):
+        for task in list(gateway.primers):
             task.cancel()
         await pool.aclose()
 

@@ -112,6 +112,8 @@ def register(subparsers: Any) -> None:
     serve.add_argument("--threads", type=int, default=None, help="llama-server threads")
     serve.add_argument("--cache-ram", type=int, default=1024, metavar="MIB",
                        help="llama-server host prompt cache bound (0 disables)")
+    serve.add_argument("--drain", type=float, default=20.0, metavar="SECONDS",
+                       help="on Ctrl-C or SIGTERM, how long an answer in progress may finish")
     add_access_flags(serve)
     add_grounding_flag(serve)
     serve.set_defaults(handler=run_serve)
@@ -193,7 +195,7 @@ def run_serve(args: argparse.Namespace) -> int:
     from .model import ModelVerificationError
     from .modelcli import fetch_with_progress
     from .serve import run_stack
-    from .supervisor import LlamaServer, LlamaSpec, find_llama_server
+    from .supervisor import LlamaServer, LlamaSpec, Supervisor, find_llama_server
 
     try:
         chosen = _chosen_preset(args)
@@ -222,8 +224,8 @@ def run_serve(args: argparse.Namespace) -> int:
                            token=token, proxies=proxies, grounding=grounding_steps(args))
     print(describe_access(args.token_env, token, proxies), flush=True)
     try:
-        return run_stack(args.site_dir, LlamaServer(spec, sha256), config,
-                         port=args.port, gateway_port=args.gateway_port)
+        return run_stack(args.site_dir, Supervisor(LlamaServer(spec, sha256)), config,
+                         port=args.port, gateway_port=args.gateway_port, drain_s=args.drain)
     except ModelVerificationError as exc:
         print(f"error: {exc}; refusing to start", file=sys.stderr)
         return 3

@@ -1,7 +1,8 @@
 """Privacy-safe operational metrics: counts and timings, never content or identities.
 
 A sample holds only numbers and an outcome word; at most 512 recent samples are kept and
-counters reset on restart.
+counters reset on restart. Anyone sees the aggregates; the samples and token totals need
+the gateway's token (see ``Metrics.snapshot``).
 """
 
 from __future__ import annotations
@@ -65,7 +66,15 @@ class Metrics:
         self.output_tokens += sample.output_tokens or 0
         self.cached_tokens += sample.cached_tokens or 0
 
-    def snapshot(self, *, ready: bool, active: int, waiting: int) -> dict[str, Any]:
+    def snapshot(self, *, ready: bool, active: int, waiting: int,
+                 detail: bool = False) -> dict[str, Any]:
+        """The figures ``/metrics`` shows.
+
+        Public (``detail`` false): counts, rates and percentiles only. The token totals and
+        the per-request samples come only with ``detail``: a sample's ``cached_tokens``, or
+        the difference of two polls of a total, tells whether a question's prompt was
+        cached, that is whether someone asked it just before.
+        """
         samples = list(self.samples)
         generated = [s for s in samples if s.outcome in ("completed", "truncated", "failed")]
 
@@ -73,8 +82,7 @@ class Metrics:
             return [v for s in pool if (v := getattr(s, name)) is not None]
 
         settled = sum(self.outcomes[o] for o in ("completed", "truncated", "failed"))
-        outputs = series("output_tokens", generated)
-        return {
+        public = {
             "ready": ready,
             "uptime_s": round(time.time() - self.started),
             "queue": {"active": active, "waiting": waiting, "left_waiting": self.queue_left},
@@ -92,13 +100,19 @@ class Metrics:
             "ttft_ms": {"p50": percentile(series("ttft_ms"), 0.5),
                         "p95": percentile(series("ttft_ms"), 0.95)},
             "decode_tokens_per_s": {"p50": percentile(series("decode_tps"), 0.5)},
+            "upstream": {"requests": self.upstream_requests, "failovers": self.upstream_failovers},
+        }
+        if not detail:
+            return public
+        outputs = series("output_tokens", generated)
+        return {
+            **public,
             "tokens": {
                 "prompt": self.prompt_tokens,
                 "output": self.output_tokens,
                 "cached": self.cached_tokens,
                 "average_output": round(sum(outputs) / len(outputs), 1) if outputs else None,
             },
-            "upstream": {"requests": self.upstream_requests, "failovers": self.upstream_failovers},
             "samples": [
                 {k: v for k, v in asdict(s).items() if v is not None} for s in samples[-MAX_SAMPLES:]
             ],

@@ -1,6 +1,8 @@
 """The whole local stack: llama-server, the gateway, and a static server for the built site.
 
-Both HTTP servers run in one event loop; Ctrl-C or SIGTERM stops them and then llama-server.
+Both HTTP servers run in one event loop. Ctrl-C, SIGTERM or SIGHUP drains (with a deadline)
+and stops them, then llama-server; a second signal stops at once. llama-server is supervised:
+restarted when it dies, and killed by the kernel if ``serve`` itself is killed.
 """
 
 from __future__ import annotations
@@ -17,9 +19,9 @@ from starlette.applications import Starlette
 from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 
-from .app import create_app
+from .app import Gateway, create_app
 from .config import GatewayConfig
-from .supervisor import LlamaServer
+from .supervisor import Supervisor
 
 
 class _Server(uvicorn.Server):
@@ -42,48 +44,80 @@ def site_app(site_dir: Path) -> Starlette:
     return Starlette(routes=[Mount("/", StaticFiles(directory=site_dir, html=True))])
 
 
-async def _run(servers: list[_Server]) -> None:
+async def _run(servers: list[_Server], gateway: Gateway, drain_s: float) -> bool:
+    """Serve until a signal. The first SIGINT, SIGTERM or SIGHUP drains: nobody new is
+    admitted, waiters are sent away, the answer in progress has ``drain_s`` seconds. A second
+    one stops at once. Returns whether the drain finished by itself."""
     loop = asyncio.get_running_loop()
+    signals = 0
+    forced = False
 
-    def stop() -> None:
+    def force() -> None:
+        nonlocal forced
+        forced = True
+        for server in servers:
+            server.force_exit = True
+
+    def on_signal(name: str) -> None:
+        nonlocal signals
+        signals += 1
+        if signals > 1:
+            print(f"{name} again: stopping now", file=sys.stderr, flush=True)
+            force()
+            return
+        answering = 1 if gateway.queue.active else 0
+        print(f"{name}: draining for at most {drain_s:g} s ({answering} answer in progress, "
+              f"{gateway.queue.depth} waiting sent away); press Ctrl-C again to stop at once",
+              file=sys.stderr, flush=True)
+        gateway.drain(drain_s)
         for server in servers:
             server.should_exit = True
+        loop.call_later(drain_s + 2.0, force)
 
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop)
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        loop.add_signal_handler(sig, on_signal, sig.name)
     await asyncio.gather(*(s.serve() for s in servers))
+    return not forced
 
 
 def run_stack(
     site_dir: Path,
-    llama: LlamaServer,
+    llama: Supervisor,
     config: GatewayConfig,
     *,
     host: str = "127.0.0.1",
     port: int = 8000,
     gateway_port: int = 8787,
+    drain_s: float = 20.0,
 ) -> int:
-    """Start llama-server (model verified), then the gateway and the site; block until a
-    signal; stop everything. Returns the exit status."""
+    """Start llama-server (model verified, port checked), then the gateway and the site;
+    block until a signal; drain; stop everything. llama-server is restarted whenever it dies.
+
+    Returns:
+        0 after a drain that finished in time, 1 when a second signal or the deadline cut it.
+    """
     from site_knowledge.retrieval import load_index
 
     llama.start()
+    drained = False
     try:
         index = load_index(site_dir)
         index.encoder  # noqa: B018 - load the query encoder before the first visitor
-        gateway = create_app(index, config, model_sha256=llama.model_sha256)
+        gateway = create_app(index, config, supervisor=llama)
         servers = [
             _Server(uvicorn_config(gateway, host, gateway_port)),
             _Server(uvicorn_config(site_app(site_dir), host, port)),
         ]
-        print(f"llama-server  {llama.spec.url}  ({llama.spec.model.name}, "
+        spec = llama.server.spec
+        print(f"llama-server  {spec.url}  ({spec.model.name}, "
               f"sha256 {llama.model_sha256})", flush=True)
         print(f"gateway       http://{host}:{gateway_port}/api/ask  "
               f"(/healthz, /metrics)", flush=True)
         print(f"site          http://{host}:{port}/", flush=True)
-        print("Ctrl-C stops all three.", flush=True)
-        asyncio.run(_run(servers))
+        print("Ctrl-C drains and stops all three.", flush=True)
+        drained = asyncio.run(_run(servers, gateway.state.gateway, drain_s))
     finally:
         llama.stop()
-        print("stopped", file=sys.stderr, flush=True)
-    return 0
+        print("stopped" if drained else "stopped (answers were cut short)", file=sys.stderr,
+              flush=True)
+    return 0 if drained else 1

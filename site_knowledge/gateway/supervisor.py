@@ -1,15 +1,22 @@
-"""Running llama-server: the command line, start, readiness, stop.
+"""Running llama-server: the command line, start, readiness, stop, and a supervisor that
+restarts it when it dies.
 
-The model is verified before the process starts; llama-server listens on loopback only.
+The model is verified before each start; llama-server listens on loopback only, on a port
+nobody else holds, and dies with the process that started it.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import signal
+import socket
 import subprocess
+import sys
+import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -88,8 +95,54 @@ class LlamaSpec:
         return f"http://{self.host}:{self.port}"
 
 
+class LlamaFailure(RuntimeError):
+    """llama-server could not be started or verified; the message says why."""
+
+
+class PortTaken(LlamaFailure):
+    """Another process already listens on llama-server's port."""
+
+
+# Runs in the child before llama-server: ask the kernel to SIGKILL it when its parent dies
+# (PR_SET_PDEATHSIG, Linux), so that even a SIGKILLed ``serve`` leaves no llama-server
+# behind holding the port; a parent already gone by then means exit at once.
+_PDEATHSIG = (
+    "import ctypes, os, signal, sys\n"
+    "ctypes.CDLL(None).prctl(1, signal.SIGKILL)\n"
+    "if os.getppid() != int(sys.argv[1]):\n"
+    "    os._exit(1)\n"
+    "os.execv(sys.argv[2], sys.argv[2:])\n"
+)
+
+
+def tied_to_this_process(command: list[str]) -> list[str]:
+    """``command`` started so that it dies with this process where the OS allows it.
+
+    The signal goes to the child when the *thread* that started it ends, so the thread that
+    starts llama-server must live as long as it should (``Supervisor`` keeps one).
+    """
+    if not sys.platform.startswith("linux"):
+        return command
+    return [sys.executable, "-c", _PDEATHSIG, str(os.getpid()), *command]
+
+
+def port_in_use(host: str, port: int) -> bool:
+    """Whether some process listens on ``host:port`` (a bind there fails)."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return True
+    return False
+
+
 class LlamaServer:
-    """One supervised llama-server process."""
+    """One llama-server process: verified model, a port of its own, a process group.
+
+    It answers for itself only: ``/health`` counts once ``/props`` names this process's
+    one-time alias, so a stranger on the port is never taken for it.
+    """
 
     def __init__(self, spec: LlamaSpec, expected_sha256: str,
                  log: IO[bytes] | int | None = subprocess.DEVNULL) -> None:
@@ -98,43 +151,76 @@ class LlamaServer:
         self.log = log
         self.process: subprocess.Popen[bytes] | None = None
         self.model_sha256: str | None = None
+        self.identity = f"site-knowledge-{secrets.token_hex(8)}"
 
     def start(self, timeout_s: float = 120.0) -> None:
-        """Verify the model, start the process, and wait for ``/health`` to say ok.
+        """Verify the model, check the port is free, start the process, and wait until it
+        answers ``/health`` as itself.
 
         Raises:
             ModelVerificationError: the model file is missing or differs.
-            RuntimeError: the process exited or never became ready.
+            PortTaken: another process listens on the port.
+            LlamaFailure: the process exited, or never became ready.
         """
-        self.model_sha256 = verify_model(self.spec.model, self.expected_sha256)
+        self.model_sha256 = None
+        verified = verify_model(self.spec.model, self.expected_sha256)
+        if port_in_use(self.spec.host, self.spec.port):
+            raise PortTaken(
+                f"port {self.spec.port} on {self.spec.host} is already in use by another "
+                "process; refusing to start llama-server there (stop that process or choose "
+                "another --llama-port)")
+        command = [*self.spec.command(), "--alias", self.identity]
         self.process = subprocess.Popen(
-            self.spec.command(), stdin=subprocess.DEVNULL, stdout=self.log,
+            tied_to_this_process(command), stdin=subprocess.DEVNULL, stdout=self.log,
             stderr=subprocess.STDOUT, start_new_session=True,
         )
         self.wait_ready(timeout_s)
+        self.model_sha256 = verified
 
     def wait_ready(self, timeout_s: float) -> None:
+        """Wait for ``/health`` to say ok while ``/props`` names this process.
+
+        Raises:
+            LlamaFailure: the process exited, another process answers for the port, or the
+                deadline passed (the process is then stopped).
+        """
         deadline = time.monotonic() + timeout_s
         with httpx.Client(timeout=2.0) as client:
             while time.monotonic() < deadline:
-                if self.process is not None and self.process.poll() is not None:
-                    raise RuntimeError(f"llama-server exited with {self.process.returncode}")
+                if self.process is None or self.process.poll() is not None:
+                    code = self.process.returncode if self.process else None
+                    raise LlamaFailure(f"llama-server exited with {code} before it was ready")
                 try:
                     if client.get(self.spec.url + "/health").status_code == 200:
+                        self._check_identity(client)
                         return
                 except httpx.HTTPError:
                     pass
                 time.sleep(0.2)
         self.stop()
-        raise RuntimeError("llama-server did not become ready in time")
+        raise LlamaFailure("llama-server did not become ready in time")
+
+    def _check_identity(self, client: httpx.Client) -> None:
+        props = client.get(self.spec.url + "/props")
+        alias = props.json().get("model_alias") if props.status_code == 200 else None
+        if alias != self.identity:
+            self.stop()
+            raise PortTaken(f"another process answers on {self.spec.url}; refusing to use it")
+
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
 
     def kill(self) -> None:
         """Kill at once (the tests' "server died mid-answer")."""
         if self.process and self.process.poll() is None:
             self.process.kill()
             self.process.wait()
+        self.model_sha256 = None
 
     def stop(self, grace_s: float = 10.0) -> None:
+        """SIGTERM, then SIGKILL after ``grace_s``."""
+        self.model_sha256 = None
         if self.process is None or self.process.poll() is not None:
             return
         self.process.send_signal(signal.SIGTERM)
@@ -145,7 +231,110 @@ class LlamaServer:
             self.process.wait()
 
 
+class Supervisor:
+    """Keeps one llama-server running: starts it, and when it dies restarts it with
+    back-off, the model verified anew each time.
+
+    One thread does all of it, so the parent-death signal stays tied to a live thread.
+    ``state`` is ``starting``, ``ready``, ``restarting`` or ``stopped``; ``model_sha256`` is
+    set only while a verified process is ready.
+    """
+
+    def __init__(self, server: LlamaServer, backoff_s: tuple[float, ...] = (1, 2, 4, 8, 15, 30),
+                 ready_timeout_s: float = 120.0) -> None:
+        self.server = server
+        self.backoff_s = backoff_s
+        self.ready_timeout_s = ready_timeout_s
+        self._state = "stopped"
+        self.restarts = 0
+        self.last_error: str | None = None
+        self._stopping = threading.Event()
+        self._grace_s = 10.0
+        self._first = threading.Event()
+        self._failure: BaseException | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def state(self) -> str:
+        """``starting``, ``ready``, ``restarting`` or ``stopped``; a process found dead is
+        ``restarting`` at once, before the supervising thread notices."""
+        if self._state == "ready" and not self.server.running:
+            return "restarting"
+        return self._state
+
+    @property
+    def model_sha256(self) -> str | None:
+        """The verified digest of the process now serving, or ``None``."""
+        return self.server.model_sha256 if self.state == "ready" else None
+
+    def start(self) -> None:
+        """Start llama-server and return once it is ready.
+
+        Raises:
+            ModelVerificationError, PortTaken, LlamaFailure: the first start failed; nothing
+                is left running.
+        """
+        self._state = "starting"
+        self._thread = threading.Thread(target=self._run, name="llama-supervisor", daemon=True)
+        self._thread.start()
+        self._first.wait()
+        if self._failure is not None:
+            self._thread.join()
+            self._state = "stopped"
+            raise self._failure
+
+    def _run(self) -> None:
+        try:
+            self.server.start(self.ready_timeout_s)
+        except BaseException as exc:  # handed to start(), which raises it
+            self._failure = exc
+            self._first.set()
+            return
+        self._state = "ready"
+        self._first.set()
+        while not self._stopping.is_set():
+            if self.server.running:
+                self._stopping.wait(0.5)
+            else:
+                self._restart()
+        self.server.stop(self._grace_s)  # from this thread: its end would SIGKILL the child
+
+    def _restart(self) -> None:
+        self._state = "restarting"
+        self.server.model_sha256 = None
+        code = self.server.process.returncode if self.server.process else None
+        print(f"llama-server exited ({code}); restarting it", file=sys.stderr, flush=True)
+        for attempt, pause in enumerate(self._pauses()):
+            if self._stopping.wait(pause):
+                return
+            try:
+                self.server.start(self.ready_timeout_s)
+            except (ModelVerificationError, LlamaFailure) as exc:
+                self.last_error = str(exc)
+                print(f"llama-server restart {attempt + 1} failed: {exc}", file=sys.stderr,
+                      flush=True)
+                continue
+            self.restarts += 1
+            self._state = "ready"
+            print("llama-server is back", file=sys.stderr, flush=True)
+            return
+
+    def _pauses(self) -> Iterator[float]:
+        yield from self.backoff_s
+        while True:
+            yield self.backoff_s[-1]
+
+    def stop(self, grace_s: float = 10.0) -> None:
+        """Stop supervising and stop llama-server (SIGTERM, SIGKILL after ``grace_s``)."""
+        self._grace_s = grace_s
+        self._stopping.set()
+        if self._thread is not None:
+            self._thread.join()
+        self.server.stop(grace_s)
+        self._state = "stopped"
+
+
 __all__ = [
-    "LlamaServer", "LlamaSpec", "ModelVerificationError", "cache_dir", "default_model",
-    "find_llama_server",
+    "LlamaFailure", "LlamaServer", "LlamaSpec", "ModelVerificationError", "PortTaken",
+    "Supervisor", "cache_dir", "default_model", "find_llama_server",
 ]

@@ -2,8 +2,10 @@
 strictly and translated into deltas and one finish.
 
 Several upstreams are tried in order, but only while nothing has been generated: a refused
-connection or a 503 (loading, no slot) moves on; anything after the response began is an
-error for this request, never a retry elsewhere.
+connection, a ``/props`` that cannot say how many slots there are (503 while loading, or an
+unreadable reply) or a 503 from the chat endpoint moves on; anything after the response
+began is an error for this request, never a retry elsewhere. Every reply is read as if it
+could have any shape.
 """
 
 from __future__ import annotations
@@ -57,6 +59,17 @@ class Started:
     failovers: int
 
 
+def _field(response: httpx.Response, name: str) -> Any:
+    """``name`` from a 200 reply's JSON object; ``None`` for any other status or shape."""
+    if response.status_code != 200:
+        return None
+    try:
+        data = response.json()
+    except ValueError:
+        return None
+    return data.get(name) if isinstance(data, dict) else None
+
+
 def _malformed() -> UpstreamFailure:
     return UpstreamFailure("upstream_malformed", "The model server sent an unreadable event.")
 
@@ -86,21 +99,24 @@ class Upstream:
             try:
                 response = await self.client.get(url + "/health", timeout=2.0)
                 entry["ok"] = response.status_code == 200
-                if entry["ok"]:
-                    entry["slots"] = await self.slots(url)
             except httpx.HTTPError:
                 pass
+            if entry["ok"] and (slots := await self.slots(url)) is not None:
+                entry["slots"] = slots
             report.append(entry)
         return report
 
-    async def slots(self, url: str) -> int:
-        """The upstream's slot count from ``/props`` (cached)."""
+    async def slots(self, url: str) -> int | None:
+        """The upstream's slot count from ``/props`` (cached once read); ``None`` while it
+        cannot say (loading answers 503; unreachable; an unreadable reply)."""
         if url not in self._slots:
-            response = await self.client.get(url + "/props", timeout=5.0)
-            response.raise_for_status()
-            total = response.json().get("total_slots")
-            if not isinstance(total, int) or total < 1:
-                raise httpx.HTTPError("props without total_slots")
+            try:
+                response = await self.client.get(url + "/props", timeout=5.0)
+            except httpx.HTTPError:
+                return None
+            total = _field(response, "total_slots")
+            if not isinstance(total, int) or isinstance(total, bool) or total < 1:
+                return None
             self._slots[url] = total
         return self._slots[url]
 
@@ -112,13 +128,11 @@ class Upstream:
                     url + "/v1/chat/completions/input_tokens",
                     json={"messages": messages}, timeout=10.0,
                 )
-                if response.status_code != 200:
-                    continue
-                count = response.json().get("input_tokens")
-                if isinstance(count, int):
-                    return count
-            except (httpx.HTTPError, ValueError):
+            except httpx.HTTPError:
                 continue
+            count = _field(response, "input_tokens")
+            if isinstance(count, int) and not isinstance(count, bool) and count >= 0:
+                return count
         return None
 
     async def prime(self, url_index: int, slot: int, messages: list[dict[str, str]]) -> None:
@@ -131,8 +145,7 @@ class Upstream:
         templated = await self.client.post(url + "/apply-template", json={
             "messages": messages, "chat_template_kwargs": {"enable_thinking": False},
         }, timeout=10.0)
-        templated.raise_for_status()
-        text = templated.json().get("prompt")
+        text = _field(templated, "prompt")
         if not isinstance(text, str):
             raise httpx.HTTPError("apply-template without prompt")
         response = await self.client.post(url + "/completion", json={
@@ -151,11 +164,13 @@ class Upstream:
         slot = payload.get("id_slot")
         failovers = 0
         for index, url in enumerate(self.urls):
-            try:
-                if isinstance(slot, int) and not 0 <= slot < await self.slots(url):
+            slots = await self.slots(url)
+            if slots is None or (isinstance(slot, int) and not 0 <= slot < slots):
+                if slots is not None:
                     log.warning("upstream %d has no slot %d; skipping it", index, slot)
-                    failovers += 1
-                    continue
+                failovers += 1
+                continue
+            try:
                 request = self.client.build_request(
                     "POST", url + "/v1/chat/completions", json={**payload, "stream": True}
                 )
