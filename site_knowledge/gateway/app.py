@@ -145,11 +145,13 @@ async def ask(request: Request) -> Response:
             body = await _read_body(request, limits.body_bytes)
         except ClientDisconnect:
             raise Refusal(400, "invalid_json", "The body is incomplete.") from None
-        ask_request = neutralise_request(parse_body(body, limits))
+        visitor_request = parse_body(body, limits)
         gateway.limiter.check(
             visitor_key(request.headers.items(), client, gateway.config.proxies))
-        if "injection" in gateway.config.grounding and _tries_injection(ask_request):
+        if "injection" in gateway.config.grounding and _tries_injection(visitor_request):
             return EventStream(refused(gateway, started), headers=cors)
+        # Whatever passes, no visitor text may spell a chat-template control token.
+        ask_request = neutralise_request(visitor_request)
         result: SearchResult = await run_in_threadpool(
             gateway.index.search, ask_request.question, [h.question for h in ask_request.history]
         )
