@@ -15,7 +15,9 @@ command -v cmake >/dev/null || missing+=(cmake)
 command -v g++ >/dev/null || missing+=(g++ make)
 command -v git >/dev/null || missing+=(git)
 # The deployment tests: nginx terminates TLS in front of the gateway (certificate made with
-# openssl), and systemd-analyze verifies the unit that `site-knowledge service` writes.
+# openssl), and systemd-analyze verifies the unit that `site-knowledge service` writes. The
+# tests run their own nginx on free ports; on a machine that runs systemd, Debian also starts
+# its nginx service on port 80 (`systemctl disable --now nginx` if you do not want it).
 [ -x /usr/sbin/nginx ] || command -v nginx >/dev/null || missing+=(nginx)
 command -v openssl >/dev/null || missing+=(openssl)
 command -v systemd-analyze >/dev/null || missing+=(systemd)
