@@ -169,8 +169,9 @@ def test_forwarded_visitors_are_limited_separately_and_spoofing_changes_nothing(
         assert limited.status == 429 and limited.body["error"]["code"] == "rate_limited"
         # A's own X-Forwarded-For is appended to by nginx: A is still A.
         assert _ask(a, base, OFF_TOPIC, {"x-forwarded-for": "203.0.113.50"}).status == 429
-        assert _ask(b, base, OFF_TOPIC).terminal == {
-            "done": True, "finish_reason": "refused", "citations": []}
+        admitted = _ask(b, base, OFF_TOPIC)
+        assert admitted.status == 200 and admitted.terminal is not None
+        assert admitted.terminal["finish_reason"] == "refused"
 
         # An untrusted peer names B in every forwarding header: its questions stay its own.
         spoofed = {"x-forwarded-for": "127.0.0.3", "x-real-ip": "127.0.0.3",
