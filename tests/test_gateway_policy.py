@@ -83,6 +83,7 @@ VISITORS = [
     # IPv6 visitors are one per /64; IPv4-mapped addresses are their IPv4 address.
     ("2001:db8:1:2:aaaa::1", [], ProxyTrust(), "2001:db8:1:2::/64"),
     ("::ffff:198.51.100.1", [], ProxyTrust(), "198.51.100.1"),
+    ("::ffff:127.0.0.1", [(XFF, "198.51.100.1")], LOOPBACK, "198.51.100.1"),
     ("::1", [(XFF, "2001:db8::5")], ProxyTrust((parse_network("::1"),)), "2001:db8::/64"),
 ]
 

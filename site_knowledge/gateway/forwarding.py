@@ -57,6 +57,10 @@ class ProxyTrust:
                              f"{', '.join(PROXY_HEADERS)}")
 
     def trusts(self, address: Address) -> bool:
+        """Whether ``address`` is a trusted proxy (an IPv4-mapped IPv6 address, as a dual-stack
+        socket reports an IPv4 peer, counts as its IPv4 address)."""
+        if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+            address = address.ipv4_mapped
         return any(address in network for network in self.networks)
 
 
