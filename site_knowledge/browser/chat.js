@@ -1,22 +1,20 @@
 // The chat box: one per tab, mounted on first open and kept across Material's instant
-// navigation. It searches in a worker, refuses off-topic questions before any engine, then asks
-// the engines in the configured order, saying out loud every time it falls back.
+// navigation. It refuses attempts to change the assistant's rules and off-topic questions before
+// any engine, searches in a worker, asks the engines in the configured order (saying out loud
+// every time it falls back), and shows only grounded answers: the gateway grounds its own, the
+// box grounds the in-browser models' (grounding.js, in the worker) before showing them as final.
 
 import { runGateway } from "./engines/gateway.js";
 import { loadWllama, probeWebGPU, runWebLLM, runWllama } from "./engines/local.js";
 import { runSearchOnly } from "./engines/search.js";
-import {
-  buildMessages,
-  citationsOf,
-  dropUnknownCitations,
-  fitEvidence,
-  fitHistory,
-  freezeAnswer,
-} from "./prompt.js";
+import { isInjection } from "./grounding.js";
+import { buildMessages, fitEvidence, fitHistory, freezeAnswer, supportText } from "./prompt.js";
 import { retrievalQuery } from "./retrieval.js";
 
 const ENGINES = { gateway: runGateway, webllm: runWebLLM, wllama: runWllama, search: runSearchOnly };
+const LOCAL_MODELS = new Set(["webllm", "wllama"]);
 const FORGET = /^\s*\/?forget\s*$/i;
+const UNGROUNDED = "Part of this answer was removed: the site does not support it.";
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -108,10 +106,11 @@ class ExchangeView {
     );
   }
 
-  finish({ text, citations, sources, by }) {
+  finish({ text, citations, sources, by, grounded = true }) {
     this.text.textContent = text;
     this.text.setAttribute("aria-busy", "false");
     this.queued(null);
+    if (grounded === false) this.text.after(el("p", { class: "skn-grounding", role: "note" }, UNGROUNDED));
     const cited = citations && citations.length;
     const listed = cited ? citations : sources || [];
     this.cites.replaceChildren(
@@ -301,22 +300,48 @@ class ChatBox {
     return run;
   }
 
+  /** The question or an earlier turn asks the assistant to drop its rules or role (the gateway
+   * checks the same turns). */
+  triesInjection(question) {
+    return [question, ...this.history.flatMap((t) => [t.question, t.answer])].some(isInjection);
+  }
+
+  /** The prompt for the in-browser models, with the premise notice the gateway also adds. */
+  async prompt(question, history, evidence) {
+    const notice = await this.worker.call({ type: "notice", question });
+    return buildMessages(this.meta.prompt.system, history, evidence, question, notice);
+  }
+
+  /** An in-browser model's finished answer as the visitor should read it (grounding.js). */
+  async ground(answer, question, evidence) {
+    const support = evidence.map(supportText);
+    const checked = await this.worker.call({ type: "ground", answer, question, evidence: support });
+    this.stats.lastCheck = { answer, question, evidence: support, ...checked };
+    const citations = checked.cited.map((n) => evidence[n - 1]).map((e) => ({ n: e.n, url: e.url, title: e.label }));
+    return { text: checked.text, citations, grounded: checked.grounded };
+  }
+
   async answer(question) {
     const view = new ExchangeView(this.log, question);
     if (FORGET.test(question)) {
       this.forget();
       const text = "Done: the earlier questions and answers are forgotten.";
       view.finish({ text, citations: [], by: null });
-      return { text, citations: [], engine: "none", refused: false };
+      return { text, citations: [], engine: "none", refused: false, grounded: true };
     }
     try {
       await this.ready();
     } catch (error) {
       const text = `The site index could not load (${error.message}).`;
       view.finish({ text, citations: [], by: null });
-      return { text, citations: [], engine: "none", refused: false, error: true };
+      return { text, citations: [], engine: "none", refused: false, grounded: true, error: true };
     }
     const started = performance.now();
+    if (this.triesInjection(question)) {
+      const text = this.meta.prompt.refusal;
+      view.finish({ text, citations: [], by: "the site's rules (the question asks the assistant to set them aside)" });
+      return { text, citations: [], engine: "gate", refused: true, grounded: true, injection: true, ms: performance.now() - started };
+    }
     const query = retrievalQuery(question, this.history, this.meta.retrieval.followup_turns);
     let found;
     try {
@@ -324,19 +349,22 @@ class ChatBox {
     } catch (error) {
       const text = `The search failed (${error.message}).`;
       view.finish({ text, citations: [], by: null });
-      return { text, citations: [], engine: "none", refused: false, error: true };
+      return { text, citations: [], engine: "none", refused: false, grounded: true, error: true };
     }
     this.stats.lastQuery = query;
     if (!found.gate.answerable) {
       const text = this.meta.prompt.refusal;
       view.finish({ text, citations: [], by: "the site's relevance check (nothing on this site matches)" });
-      return { text, citations: [], engine: "gate", refused: true, ms: performance.now() - started, gate: found.gate };
+      return { text, citations: [], engine: "gate", refused: true, grounded: true, ms: performance.now() - started, gate: found.gate };
     }
     const budget = this.meta.prompt.budgets.browser;
     const history = fitHistory(this.history, budget);
     const evidence = fitEvidence(found.results, budget);
-    const messages = buildMessages(this.meta.prompt.system, history, evidence, question);
-    const ctx = this.context({ question, history, found, evidence, messages, view });
+    let messages = null;
+    const ctx = this.context({
+      question, history, found, evidence, view,
+      messages: () => (messages ||= this.prompt(question, history, evidence)),
+    });
     for (const name of this.config.engines) {
       const engine = ENGINES[name];
       if (!engine) continue;
@@ -344,18 +372,16 @@ class ChatBox {
       const result = await engine(ctx);
       if (result.status === "unavailable") continue;
       if (result.status === "stop") {
+        // Interrupted or refused by a busy server: shown as it is, marked, never checked.
         view.finish({ text: result.text, citations: [], by: null });
-        return { text: result.text, citations: [], engine: name, refused: false, stopped: true };
+        return { text: result.text, citations: [], engine: name, refused: false, grounded: null, stopped: true };
       }
-      let { text, citations } = result;
-      if (name !== "gateway" && name !== "search") {
-        text = dropUnknownCitations(text, evidence).trim();
-        citations = citationsOf(text, evidence);
-      }
+      let { text, citations, grounded = true } = result;
+      if (LOCAL_MODELS.has(name)) ({ text, citations, grounded } = await this.ground(text, question, evidence));
       citations = citations.map((c) => ({ ...c, href: this.href(c.url) }));
       const consulted = (name === "gateway" ? result.sources || [] : name === "search" ? [] : evidence)
         .map((e, i) => ({ n: e.n || i + 1, url: e.url, title: e.title || e.label, href: this.href(e.url) }));
-      view.finish({ text, citations, sources: consulted, by: result.by });
+      view.finish({ text, citations, sources: consulted, by: result.by, grounded });
       if (result.keepInMemory !== false && !result.refused && text) {
         this.history.push({ question, answer: freezeAnswer(text) });
         this.history = this.history.slice(-budget.max_exchanges);
@@ -367,13 +393,14 @@ class ChatBox {
         engine: name,
         by: result.by,
         refused: Boolean(result.refused),
+        grounded,
         timing: result.timing,
         ms: performance.now() - started,
       };
     }
     const text = "No way to answer is available here.";
     view.finish({ text, citations: [], by: null });
-    return { text, citations: [], engine: "none", refused: false };
+    return { text, citations: [], engine: "none", refused: false, grounded: true };
   }
 }
 

@@ -35,7 +35,8 @@ export function indexedText(passage, source) {
   return `${title} > ${heading}: ${passage.text}`;
 }
 
-function idf(size, df) {
+/** ln(1 + (N - n + 0.5) / (n + 0.5)): positive for every n (SPEC.md, "Scoring"). */
+export function idf(size, df) {
   return Math.log(1 + (size - df + 0.5) / (df + 0.5));
 }
 

@@ -1,13 +1,16 @@
 // Web Worker: loads the artifact, its vectors and the query encoder, then embeds and searches
-// so that typing never blocks the page. Messages: {id, type: "init"|"search", ...}.
+// so that typing never blocks the page, and grounds answers with the index's tokenizer and IDF
+// (grounding.js). Messages: {id, type: "init"|"search"|"notice"|"ground", ...}.
 
 import { expandArtifact } from "./artifact.js";
 import { fetchBytes } from "./fetch.js";
 import { Encoder } from "./encoder.js";
+import { SiteGrounding } from "./grounding.js";
 import { Index } from "./retrieval.js";
 
 let index = null;
 let encoder = null;
+let grounding = null;
 
 async function init({ artifactUrl, vendorBase }, progress) {
   const artifact = await fetch(artifactUrl).then((r) => {
@@ -21,6 +24,7 @@ async function init({ artifactUrl, vendorBase }, progress) {
   ]);
   const started = performance.now();
   index = new Index(artifact, vectors);
+  grounding = SiteGrounding.fromIndex(index);
   encoder = enc;
   const { prompt, retrieval, site, gate } = artifact;
   return { meta: { prompt, retrieval, site, gate, passages: artifact.passages.length }, indexMs: performance.now() - started };
@@ -35,11 +39,24 @@ async function search({ text, topK, mode }) {
   return { ...found, timings: { embedMs: t1 - t0, searchMs: t2 - t1 } };
 }
 
+/** The premise notice for a question: "The site never mentions: ..." or "". */
+function notice({ question }) {
+  return grounding.premiseNotice(question);
+}
+
+/** A finished answer checked against its evidence (label and text per passage) and the facts. */
+function ground({ answer, question, evidence }) {
+  const { text, cited, changed, grounded } = grounding.ground(answer, question, evidence);
+  return { text, cited, changed, grounded };
+}
+
+const HANDLERS = { init, search, notice, ground };
+
 self.onmessage = async ({ data }) => {
   const { id, type } = data;
   const progress = (what, loaded, total) => self.postMessage({ id, progress: { what, loaded, total } });
   try {
-    const result = type === "init" ? await init(data, progress) : await search(data);
+    const result = await HANDLERS[type](data, progress);
     self.postMessage({ id, result });
   } catch (error) {
     self.postMessage({ id, error: String(error && error.message ? error.message : error) });

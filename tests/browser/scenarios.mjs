@@ -79,18 +79,34 @@ const scenarios = {
     }
   },
 
-  /** Gateway stopped, no WebGPU: the box says so and answers with wllama on the CPU. */
+  /** Gateway stopped, no WebGPU: an injection refused before any engine, then an answer from
+   * wllama on the CPU, grounded in the page before it is shown as final.
+   * ARG: JSON {injection, question}. */
   async wllama() {
     const down = await closedPort();
+    const { injection, question } = JSON.parse(arg);
     return withSite(async ({ server, session, page }) => {
       // A short answer keeps the test quick; the model, prompt and stream are the real ones.
       await override(page, { gateways: [down], answer_tokens: 64 });
       await page.goto(server.url);
       await openBox(page);
-      const question = arg || "What is this site about?";
+      const stats = () => page.evaluate(() => window.siteKnowledge.stats);
+      const refused = await page.evaluate((q) => window.siteKnowledge.ask(q), injection);
+      const callsAfterInjection = { ...(await stats()).engineCalls };
       const answer = await page.evaluate((q) => window.siteKnowledge.ask(q), question);
-      const stats = await page.evaluate(() => window.siteKnowledge.stats);
-      return { answer, engineCalls: stats.engineCalls, text: await boxText(page), offsite: session.offsite };
+      const after = await stats();
+      const note = page.locator(".skn-exchange:last-child .skn-grounding");
+      return {
+        refused,
+        callsAfterInjection,
+        answer,
+        check: after.lastCheck,
+        engineCalls: after.engineCalls,
+        note: (await note.count()) ? { text: await note.innerText(), role: await note.getAttribute("role") } : null,
+        shown: await page.locator(".skn-exchange:last-child .skn-text").innerText(),
+        text: await boxText(page),
+        offsite: session.offsite,
+      };
     });
   },
 };
@@ -101,7 +117,7 @@ scenarios.gateway_stub = async function gatewayStub() {
   const question = arg || "What is this site about?";
   const out = {};
   try {
-    for (const mode of ["ok", "queued", "busy", "cut", "late"]) {
+    for (const mode of ["ok", "queued", "busy", "cut", "late", "revised"]) {
       out[mode] = await withSite(async ({ server, session, page }) => {
         // "late" falls back; search only keeps it quick (tests/test_browser_box.py runs wllama).
         const engines = mode === "late" ? ["gateway", "webllm", "search"] : undefined;
@@ -128,11 +144,15 @@ scenarios.gateway_stub = async function gatewayStub() {
         const answer = await page.evaluate((q) => window.siteKnowledge.ask(q), question);
         const stats = await page.evaluate(() => window.siteKnowledge.stats);
         const seen = await page.evaluate(() => ({ queue: window.__queueSeen, steps: window.__textSteps }));
+        const note = page.locator(".skn-exchange:last-child .skn-grounding");
         return {
           answer,
           engineCalls: stats.engineCalls,
           queueSeen: seen.queue,
           textSteps: seen.steps.length,
+          streamed: seen.steps.at(-2) || null,
+          shown: await page.locator(".skn-exchange:last-child .skn-text").innerText(),
+          note: (await note.count()) ? { text: await note.innerText(), role: await note.getAttribute("role") } : null,
           gatewayRequests: stub.requests.length - mark,
           text: await boxText(page),
           offsite: session.offsite,

@@ -5,7 +5,16 @@
 //   /busy/   429 queue_full with Retry-After: 15
 //   /cut/    two deltas, then the connection closes without a terminal event
 //   /late/   an error event before any delta (a pre-generation refusal)
+//   /revised/ a stand-in for the gateway's grounding of one reply (a real model cannot be made
+//            to invent an amount on demand): deltas stating an invented amount, then done with
+//            the replacement `text`, `grounded: false` and citations by attribution
 import http from "node:http";
+
+/** What the /revised/ stand-in streams, and the grounded answer its done event carries. */
+export const REVISED = {
+  streamed: ["Teo earns ", "190 euros ", "a month [1]."],
+  text: "The site doesn't say. What it does say: Teo is a Principal Engineer at Fennec Systems [1]",
+};
 
 export async function startStubGateway() {
   const requests = [];
@@ -42,6 +51,14 @@ export async function startStubGateway() {
         await pause(400);
       }
       send({ sources: [{ n: 1, url: "", title: "Home" }] });
+      if (mode === "revised") {
+        for (const part of REVISED.streamed) {
+          send({ delta: part });
+          await pause(150);
+        }
+        send({ done: true, finish_reason: "stop", grounded: false, text: REVISED.text, citations: [{ n: 1, url: "", title: "Home" }] });
+        return res.end();
+      }
       const parts = ["The stub gateway ", "answers from the site ", "[1]."];
       const count = mode === "cut" ? 2 : parts.length;
       for (const part of parts.slice(0, count)) {

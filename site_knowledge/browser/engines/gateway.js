@@ -83,7 +83,10 @@ export async function runGateway(ctx) {
             status: "answered",
             engine: "gateway",
             by: model ? `the site's answer server (${model})` : "the site's answer server",
-            text,
+            // The gateway grounds the finished answer: `text` replaces what streamed when the
+            // check changed it; `grounded: false` when unsupported claims were removed.
+            text: typeof event.text === "string" ? event.text : text,
+            grounded: event.grounded !== false,
             citations,
             refused: event.finish_reason === "refused",
             finishReason: event.finish_reason,

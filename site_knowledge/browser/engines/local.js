@@ -89,7 +89,7 @@ export async function runWebLLM(ctx) {
     })();
     const engine = await webllm;
     const chunks = await engine.chat.completions.create({
-      messages: ctx.messages,
+      messages: await ctx.messages(),
       stream: true,
       temperature: 0,
       max_tokens: ctx.answerTokens,
@@ -160,7 +160,7 @@ export async function runWllama(ctx) {
     return { status: "unavailable" };
   }
   const chunks = await instance.createChatCompletion({
-    messages: ctx.messages,
+    messages: await ctx.messages(),
     stream: true,
     temperature: 0,
     max_tokens: ctx.answerTokens,

@@ -1,0 +1,531 @@
+// The JavaScript twin of site_knowledge/grounding (its SPEC.md, `sk-grounding/1`): injection
+// detection, the premise notice, the claim check, citations by attribution and grounding a
+// finished answer. Pure functions over the retrieval index's tokenizer and IDF; no DOM, so the
+// search worker and the node tests share it. The Python code is the reference: every regular
+// expression below is its pattern verbatim, translated by pyRegex, and
+// tests/data/grounding_vectors.json holds the two together.
+
+import { idf as bm25Idf, tokenize } from "./retrieval.js";
+import {
+  asciiDigits,
+  chars,
+  isAlpha,
+  isDigit,
+  isUpper,
+  length,
+  pyRegex,
+  pySearch,
+  rstrip,
+  splitSpace,
+  strip,
+} from "./pystr.js";
+
+// ---- The regular expressions: Python's sources verbatim ----
+
+const RULES = String.raw`(?:instructions?|rules?|prompts?|directions?|guidelines?|directives?|context)`;
+const YOURS =
+  String.raw`(?:all\s+(?:of\s+)?(?:the\s+|your\s+)?|any\s+|the\s+|your\s+|these\s+|those\s+|my\s+)?` +
+  String.raw`(?:previous|prior|above|earlier|preceding|initial|original|system|hidden|secret|site(?:'s)?|` +
+  String.raw`safety|current|existing|your)\s+`;
+const INJECTION_SOURCES = [
+  String.raw`\b(?:ignore|disregard|forget|override|overrule|bypass|drop|abandon)\s+` + YOURS + RULES,
+  String.raw`\b(?:ignore|disregard|forget)\s+(?:all|everything)\s+(?:you\s+were\s+told|above|before)`,
+  String.raw`\b(?:new|updated)\s+(?:system\s+)?` + RULES + String.raw`\s*[:\-]|\bnew\s+rule\b`,
+  String.raw`\byou\s+(?:are|'re)\s+now\b|\bfrom\s+now\s+on\b[^.?!\n]{0,30}\byou\b`,
+  String.raw`\b(?:act|behave)\s+as\s+(?:if\s+you\s+(?:are|were)|my\s+|an?\s+(?:\w+\s+)?` +
+    String.raw`(?:ai|assistant|chatbot|bot|model|llm|character|persona)\b)`,
+  String.raw`\b(?:pretend|imagine)\s+(?:to\s+be|you(?:'re|\s+are|\s+were))\b`,
+  String.raw`\b(?:role-?play|jailbreak|developer\s+mode|DAN\s+mode)\b|\byou\s+are\s+DAN\b`,
+  String.raw`\b(?:print|reveal|show|repeat|output|leak|dump|display|tell\s+me|what\s+(?:is|are))\b` +
+    String.raw`[^.?!\n]{0,20}\b(?:your\s+(?:system\s+|hidden\s+|initial\s+|original\s+|secret\s+)?` + RULES +
+    String.raw`|(?:the|this)\s+(?:system|hidden|initial|original|secret)\s+` + RULES + ")",
+  String.raw`(?:^|\n)\s*(?:system|assistant|developer)\s*:`,
+  String.raw`<\|[a-z_]+\|>|\[/?INST\]|<</?SYS>>`,
+  String.raw`\b(?:reply|respond|answer)\s+only\s+with\s+the\s+word\b`,
+  String.raw`\b(?:say|reply|respond|output|print)\s+(?:only\s+)?(?:with\s+)?[\"'“‘][^\"'”’]{1,40}[\"'”’]` +
+    String.raw`\s*(?:and\s+nothing\s+else|only)?\s*[.!]?\s*$`,
+];
+
+/** Every pattern of site_knowledge/grounding as [Python source, re.IGNORECASE], by name; the
+ * shared vectors compare them with Python's compiled patterns. */
+export const PYTHON_PATTERNS = {
+  CITATION: [String.raw`\[(\d{1,3})\]`, false],
+  MARKER: [String.raw`[ \t]?\[\d{1,3}\]`, false],
+  URL: [String.raw`https?://\S+|(?<=\])\([^)\s]*\)`, false],
+  CODE: ["`[^`\\n]*`", false],
+  BOUNDARY: [String.raw`(?<=[.!?])[\"')\]]*\s+|\n+`, false],
+  ABBREVIATION: [
+    String.raw`(?:\b(?:e\.g|i\.e|etc|vs|approx|ca|cf|no|nr|st|dr|mr|mrs|ms|prof|inc|ltd|` +
+      String.raw`jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)|\b[A-Z])\.$`,
+    true,
+  ],
+  WORD: [String.raw`[^\W_]+(?:['’][^\W_]+)*`, false],
+  NEGATION: [String.raw`\b(?:not|never|no|none|neither|nor|without|nothing|nowhere)\b|n['’]t\b`, true],
+  NUMBER: [String.raw`(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(k\b|m\b)?`, true],
+  SENTENCE_OPENERS: [String.raw`(?:^|[:;(\"“‘]|\s[-–—]|^\s*(?:[-*•]|\d+[.)]))\s*$`, false],
+  ANSWER_MARKERS: [String.raw`[ \t]?\[\d{1,3}\]`, false],
+  ...Object.fromEntries(INJECTION_SOURCES.map((source, i) => [`INJECTION_${i}`, [source, true]])),
+};
+
+function compiled(name, global = false) {
+  const [source, ignoreCase] = PYTHON_PATTERNS[name];
+  return pyRegex(source, { ignoreCase, global });
+}
+
+// ---- Text (text.py) ----
+
+const CITATION = compiled("CITATION", true);
+const MARKER = compiled("MARKER", true);
+const URL = compiled("URL", true);
+const CODE = compiled("CODE", true);
+const BOUNDARY = compiled("BOUNDARY", true);
+const ABBREVIATION = compiled("ABBREVIATION");
+const WORD = compiled("WORD", true);
+const NEGATION = compiled("NEGATION");
+const NUMBER = compiled("NUMBER", true);
+const ANSWER_MARKERS = compiled("ANSWER_MARKERS", true);
+const NUMBER_WORDS = new Map(Object.entries({
+  two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9,
+  ten: 10, eleven: 11, twelve: 12, thirteen: 13, fourteen: 14, fifteen: 15,
+  sixteen: 16, seventeen: 17, eighteen: 18, nineteen: 19, twenty: 20,
+  thirty: 30, forty: 40, fifty: 50, sixty: 60, seventy: 70, eighty: 80,
+  ninety: 90, hundred: 100, thousand: 1000,
+}));
+
+function wordsOf(text) {
+  return text.match(WORD) || [];
+}
+
+/** Sentences and list items with their UTF-16 offsets in the answer (SPEC.md, "Sentences"). */
+export function sentences(answer) {
+  const out = [];
+  let start = 0;
+  for (const match of answer.matchAll(BOUNDARY)) {
+    const head = answer.slice(start, match.index);
+    if (!match[0].includes("\n") && pySearch(ABBREVIATION, head.replace(/["')\]]+$/u, ""))) continue;
+    append(out, answer, start, match.index);
+    start = match.index + match[0].length;
+  }
+  append(out, answer, start, answer.length);
+  return out;
+}
+
+function append(out, answer, start, end) {
+  const piece = answer.slice(start, end);
+  const stripped = strip(piece);
+  if (stripped) {
+    const offset = start + piece.indexOf(stripped);
+    out.push({ text: stripped, start: offset, end: offset + stripped.length });
+  }
+}
+
+/** Text without citation markers, URLs, link targets or inline code. */
+export function plain(text) {
+  return text.replace(MARKER, "").replace(URL, " ").replace(CODE, " ");
+}
+
+/** A word as claims compare it: NFKC, lower case, no possessive, plural folded. */
+export function fold(word) {
+  let w = word.normalize("NFKC").toLowerCase().replaceAll("’", "'");
+  if (w.endsWith("'s")) w = w.slice(0, -2);
+  const n = length(w);
+  if (n > 4 && w.endsWith("ies")) return w.slice(0, -3) + "y";
+  if (n > 3 && w.endsWith("s") && !/(?:ss|us|is)$/u.test(w)) return w.slice(0, -1);
+  return w;
+}
+
+/** Numbers as [as written, value]: digits with separators, k/m suffixes, number words. */
+export function numbers(text) {
+  const found = [];
+  for (const match of text.matchAll(NUMBER)) {
+    let value = Number(asciiDigits(match[1]).replaceAll(",", ""));
+    const suffix = (match[2] || "").toLowerCase();
+    value *= suffix === "k" ? 1000 : suffix === "m" ? 1_000_000 : 1;
+    found.push([match[0], value]);
+  }
+  for (const word of wordsOf(text)) {
+    const value = NUMBER_WORDS.get(word.toLowerCase());
+    if (value !== undefined) found.push([word, value]);
+  }
+  return found;
+}
+
+/** The sentence denies something (not, never, no, n't, ...). */
+export function isNegated(sentence) {
+  return pySearch(NEGATION, sentence);
+}
+
+// ---- Injection (injection.py) ----
+
+const INJECTION = INJECTION_SOURCES.map((_, i) => compiled(`INJECTION_${i}`));
+
+/** True when the text asks the assistant to drop its rules or take another role. */
+export function isInjection(text) {
+  return INJECTION.some((pattern) => pySearch(pattern, text));
+}
+
+// ---- Claims (claims.py) ----
+
+const SENTENCE_OPENERS = compiled("SENTENCE_OPENERS");
+const IGNORED_NAMES = new Set(["i", "i'm", "i've", "i'd", "i'll"]);
+const TRIVIAL_NUMBERS = new Set([0, 1]);
+const DURATION = new Set(["year", "month", "week", "day", "decade"]);
+const FIRST_YEAR = 1900;
+const LAST_YEAR = 2100;
+
+function contentTerms(terms) {
+  return terms.filter((t) => !chars(t).every(isDigit));
+}
+
+function shares(a, b) {
+  for (const term of a) if (b.has(term)) return true;
+  return false;
+}
+
+/**
+ * What an answer may state: the words of the evidence and the stable facts (less any sentence
+ * that is itself an injection attempt), each number with the terms of the sentences that state
+ * it, and the durations derivable from their years.
+ */
+export class Support {
+  /**
+   * @param {string[]} texts the evidence passages (label and text) and the system prompt
+   * @param {(text: string) => string[]} tokenizeText the site's tokenizer
+   * @param {number|null} referenceYear the artifact's build year
+   */
+  constructor(texts, tokenizeText, referenceYear = null) {
+    this.tokenize = tokenizeText;
+    this.words = new Set();
+    this.contexts = new Map();
+    for (const text of texts) {
+      for (const sentence of sentences(text)) {
+        if (isInjection(sentence.text)) continue; // an instruction planted in a page is never support
+        for (const w of wordsOf(sentence.text)) this.words.add(fold(w));
+        const terms = new Set(contentTerms(tokenizeText(sentence.text)));
+        for (const [, value] of numbers(sentence.text)) {
+          if (!this.contexts.has(value)) this.contexts.set(value, []);
+          this.contexts.get(value).push(terms);
+        }
+      }
+    }
+    const years = new Set();
+    for (const v of this.contexts.keys()) if (Number.isInteger(v) && v >= FIRST_YEAR && v <= LAST_YEAR) years.add(v);
+    if (referenceYear !== null && referenceYear !== undefined) years.add(referenceYear);
+    const sorted = [...years].sort((a, b) => a - b);
+    this.durations = new Set();
+    for (let i = 0; i < sorted.length; i++) {
+      for (let j = i + 1; j < sorted.length; j++) {
+        for (const d of [-1, 0, 1]) this.durations.add(Math.abs(sorted[i] - sorted[j]) + d);
+      }
+    }
+  }
+
+  /** Stated in a sentence sharing a term with the claiming sentence, or a duration between
+   * stated years in a sentence that speaks of durations. */
+  hasNumber(value, sentenceTerms) {
+    if (TRIVIAL_NUMBERS.has(value)) return true;
+    if ((this.contexts.get(value) || []).some((terms) => shares(terms, sentenceTerms))) return true;
+    return this.durations.has(value) && shares(DURATION, sentenceTerms);
+  }
+
+  hasWord(word) {
+    return this.words.has(fold(word));
+  }
+}
+
+/** Capitalised words not opening a sentence, and any word with capitals after its first
+ * letter (PhD, PWNED, iOS). */
+export function isName(word, opener) {
+  if (IGNORED_NAMES.has(fold(word))) return false;
+  const letters = chars(word);
+  const innerCapital = letters.slice(1).some(isUpper);
+  if (innerCapital && letters.filter(isAlpha).length >= 2) return true;
+  return isUpper(letters[0]) && !opener;
+}
+
+/** The numbers and name-like words of one sentence, in order, as [kind, text]. */
+export function claims(sentence) {
+  const text = plain(sentence);
+  const found = numbers(text)
+    .filter(([, value]) => !TRIVIAL_NUMBERS.has(value))
+    .map(([written]) => ["number", written]);
+  for (const match of text.matchAll(WORD)) {
+    for (const part of match[0].split("-")) {
+      if (!part || isDigit(chars(part)[0])) continue;
+      const opener = pySearch(SENTENCE_OPENERS, text.slice(0, match.index));
+      if (isName(part, opener)) found.push(["name", part]);
+    }
+  }
+  return found;
+}
+
+/** The sentence's claims that the support never states; a denial may name what the
+ * question named ("Teo never worked at Google"). */
+export function unsupported(sentence, support, questionWords) {
+  const negated = isNegated(sentence);
+  const terms = new Set(contentTerms(support.tokenize(plain(sentence))));
+  const out = [];
+  for (const claim of claims(sentence)) {
+    const [kind, written] = claim;
+    let ok = kind === "number" ? support.hasNumber(numbers(written)[0][1], terms) : support.hasWord(written);
+    if (!ok && negated && questionWords.has(fold(written))) ok = true;
+    if (!ok) out.push(claim);
+  }
+  return out;
+}
+
+// ---- Premises (premises.py) ----
+
+const MIN_LENGTH = 4;
+const STEM = 4;
+
+/** The site's vocabulary (tokenizer terms) with every stem prefix, built once. */
+export class SiteWords {
+  constructor(vocabulary, stopwords) {
+    this.stopwords = new Set(stopwords);
+    this.prefixes = new Set();
+    for (const term of vocabulary) {
+      const letters = chars(term);
+      this.prefixes.add(term);
+      for (let n = STEM; n <= letters.length; n++) this.prefixes.add(letters.slice(0, n).join(""));
+    }
+  }
+
+  /** The site uses the word or a word of the same stem. */
+  uses(word) {
+    const folded = chars(fold(word));
+    const stem = folded.slice(0, Math.max(STEM, folded.length - 3)).join("");
+    return this.prefixes.has(stem) || this.prefixes.has(folded.join(""));
+  }
+
+  /** Words of the question the site never uses, as the visitor wrote them. */
+  unknownTerms(question) {
+    const out = [];
+    let index = 0;
+    for (const [word] of question.matchAll(WORD)) {
+      const opener = index === 0;
+      index += 1;
+      const folded = fold(word);
+      if (this.stopwords.has(folded) || chars(word).some(isDigit) || this.uses(word)) continue;
+      if (!isName(word, opener) && length(folded) < MIN_LENGTH) continue;
+      if (!out.includes(word)) out.push(word);
+    }
+    return out;
+  }
+}
+
+/** The line the answer prompt carries when the question uses words the site never does. */
+export function notice(terms) {
+  return terms.length ? `The site never mentions: ${terms.join(", ")}.` : "";
+}
+
+// ---- Attribution (attribution.py) ----
+
+export const MIN_SUPPORT = 0.4;
+export const MIN_SHARED = 2;
+export const NEAR_BEST = 0.85;
+export const KEEP_MARKER = 0.25;
+
+/** The site's tokenizer and term weights, as the retrieval index has them. */
+export class Lexicon {
+  constructor(tokenizeText, idf) {
+    this.tokenize = tokenizeText;
+    this.idf = idf;
+  }
+
+  /** A lexicon over a BM25 index of the site's passages (retrieval.js). */
+  static of(bm25, stopwords) {
+    return new Lexicon((text) => tokenize(text, stopwords), (term) => bm25Idf(bm25.size, bm25.df(term)));
+  }
+}
+
+/** [IDF-weighted share of the sentence's distinct terms held by the passage, shared count]. */
+export function support(sentenceTerms, passageTerms, lexicon) {
+  const distinct = [...new Set(sentenceTerms)];
+  let total = 0;
+  for (const t of distinct) total += lexicon.idf(t);
+  const shared = distinct.filter((t) => passageTerms.has(t));
+  if (total === 0) return [0, 0];
+  let held = 0;
+  for (const t of shared) held += lexicon.idf(t);
+  return [held / total, shared.length];
+}
+
+/** 1-based numbers of the passages a sentence draws on, best first (empty if none). */
+export function attribute(sentence, passages, lexicon) {
+  const terms = lexicon.tokenize(plain(sentence));
+  const scored = [];
+  passages.forEach((passageTerms, i) => {
+    const [share, count] = support(terms, passageTerms, lexicon);
+    if (share >= MIN_SUPPORT && count >= MIN_SHARED) scored.push([share, i + 1]);
+  });
+  if (!scored.length) return [];
+  const best = Math.max(...scored.map(([share]) => share));
+  scored.sort((a, b) => b[0] - a[0] || a[1] - b[1]);
+  return scored.filter(([share]) => share >= NEAR_BEST * best).map(([, n]) => n);
+}
+
+function markersOf(text) {
+  return [...text.matchAll(CITATION)].map((m) => Number(asciiDigits(m[1])));
+}
+
+/** The sentence's own [n] markers that point at a passage holding its words. */
+export function validMarkers(sentence, passages, lexicon) {
+  const terms = lexicon.tokenize(plain(sentence));
+  const kept = [];
+  for (const n of markersOf(sentence)) {
+    if (n >= 1 && n <= passages.length && !kept.includes(n) && support(terms, passages[n - 1], lexicon)[0] >= KEEP_MARKER) {
+      kept.push(n);
+    }
+  }
+  return kept;
+}
+
+// ---- Grounding an answer (answer.py) ----
+
+/**
+ * Check a finished answer against its evidence and the stable facts.
+ * @param {string} answer the model's text
+ * @param {{evidence: string[], support: Support, question: string, refusal: string,
+ *          lexicon: Lexicon}} context
+ * @param {boolean} checkClaims false: only repeats are dropped and citations attributed
+ * @returns {{text: string, cited: number[], changed: boolean, grounded: boolean,
+ *            removed: Array<[string, string]>}}
+ */
+export function ground(answer, context, checkClaims = true) {
+  const passages = context.evidence.map((text) => new Set(context.lexicon.tokenize(text)));
+  const questionWords = new Set(wordsOf(context.question).map(fold));
+  const kept = [];
+  const removed = [];
+  const seen = new Set();
+  let dropped = false;
+  for (const sentence of sentences(answer)) {
+    const key = splitSpace(plain(sentence.text).toLowerCase()).join(" ");
+    if (seen.has(key)) {
+      dropped = true;
+      continue;
+    }
+    seen.add(key);
+    const bad = checkClaims ? unsupported(sentence.text, context.support, questionWords) : [];
+    if (bad.length) {
+      removed.push(...bad);
+      dropped = true;
+      continue;
+    }
+    kept.push(sentence);
+  }
+  if (removed.length && !kept.some((s) => attribute(s.text, passages, context.lexicon).length)) {
+    return replacement(context, removed);
+  }
+  const cited = [];
+  const pieces = [];
+  let rewritten = false;
+  for (const sentence of kept) {
+    const own = markersOf(sentence.text);
+    const valid = validMarkers(sentence.text, passages, context.lexicon);
+    const found = valid.length ? valid : attribute(sentence.text, passages, context.lexicon);
+    let text = sentence.text;
+    if (own.length && !sameList(own, valid)) {
+      text = remark(text, found);
+      rewritten = true;
+    }
+    pieces.push(text);
+    for (const n of found) if (!cited.includes(n)) cited.push(n);
+  }
+  if (!dropped && !rewritten) return { text: answer, cited, changed: false, grounded: true, removed: [] };
+  return { text: join(answer, kept, pieces), cited, changed: true, grounded: !removed.length, removed };
+}
+
+function sameList(a, b) {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+function remark(text, numbersToCite) {
+  const bare = rstrip(text.replace(ANSWER_MARKERS, ""));
+  const marks = numbersToCite.map((n) => ` [${n}]`).join("");
+  const last = bare.slice(-1);
+  if (bare && ".!?".includes(last)) return bare.slice(0, -1) + marks + last;
+  return bare + marks;
+}
+
+function join(answer, kept, pieces) {
+  let out = "";
+  let previousEnd = null;
+  kept.forEach((sentence, i) => {
+    if (previousEnd !== null) out += answer.slice(previousEnd, sentence.start).includes("\n") ? "\n" : " ";
+    out += pieces[i];
+    previousEnd = sentence.end;
+  });
+  return strip(out);
+}
+
+function replacement(context, removed) {
+  const questionTerms = new Set(context.lexicon.tokenize(context.question));
+  let best = null;
+  context.evidence.forEach((passage, i) => {
+    for (const sentence of sentences(passage)) {
+      let shared = 0;
+      for (const t of new Set(context.lexicon.tokenize(sentence.text))) if (questionTerms.has(t)) shared += 1;
+      if (shared && (best === null || shared > best.shared)) best = { shared, n: i + 1, text: sentence.text };
+    }
+  });
+  if (best === null) return { text: context.refusal, cited: [], changed: true, grounded: false, removed };
+  const text = `${context.refusal} What it does say: ${best.text} [${best.n}]`;
+  return { text, cited: [best.n], changed: true, grounded: false, removed };
+}
+
+// ---- One site (site.py) ----
+
+/** The grounding steps bound to one artifact: premise notices before generation, the claim
+ * check and attribution after it. */
+export class SiteGrounding {
+  /**
+   * @param {{lexicon: Lexicon, vocabulary: Iterable<string>, stopwords: Iterable<string>,
+   *          facts: string, refusal: string, referenceYear: number|null}} site
+   */
+  constructor({ lexicon, vocabulary, stopwords, facts, refusal, referenceYear }) {
+    this.lexicon = lexicon;
+    this.vocabulary = vocabulary;
+    this.stopwords = stopwords;
+    this.facts = facts;
+    this.refusal = refusal;
+    this.referenceYear = referenceYear;
+    this.words = null;
+  }
+
+  /** The grounding of a loaded retrieval Index (retrieval.js). */
+  static fromIndex(index) {
+    const { prompt, built_at: built = "" } = index.artifact;
+    const year = String(built).slice(0, 4);
+    return new SiteGrounding({
+      lexicon: Lexicon.of(index.bm25, index.stopwords),
+      vocabulary: [...index.bm25.postings.keys()],
+      stopwords: index.stopwords,
+      facts: String(prompt.system),
+      refusal: String(prompt.refusal),
+      referenceYear: /^[0-9]{4}$/.test(year) ? Number(year) : null,
+    });
+  }
+
+  /** "The site never mentions: ..." for the question's words the site never uses, or "". */
+  premiseNotice(question) {
+    this.words ||= new SiteWords(this.vocabulary, this.stopwords);
+    return notice(this.words.unknownTerms(question));
+  }
+
+  /** Check an answer against `evidence` (label and text of each passage, numbered from 1). */
+  ground(answer, question, evidence, checkClaims = true) {
+    const support = new Support([...evidence, this.facts], this.lexicon.tokenize, this.referenceYear);
+    return ground(answer, { evidence, support, question, refusal: this.refusal, lexicon: this.lexicon }, checkClaims);
+  }
+}
+
+/** The tunables and word lists, for the shared vectors to compare with Python's. */
+export const CONSTANTS = {
+  MIN_SUPPORT, MIN_SHARED, NEAR_BEST, KEEP_MARKER, MIN_LENGTH, STEM,
+  NUMBER_WORDS: Object.fromEntries(NUMBER_WORDS),
+  IGNORED_NAMES: [...IGNORED_NAMES].sort(),
+  TRIVIAL_NUMBERS: [...TRIVIAL_NUMBERS].sort(),
+  DURATION: [...DURATION].sort(),
+  YEARS: [FIRST_YEAR, LAST_YEAR],
+};

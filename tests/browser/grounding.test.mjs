@@ -1,0 +1,157 @@
+// The JavaScript grounding (site_knowledge/browser/grounding.js) against the shared vectors
+// that Python wrote (tests/data/grounding_vectors.json, scripts/make_grounding_vectors.py):
+// the same patterns, character classes, constants, and the same answer for every case.
+// Run by tests/test_browser_grounding.py (node --test).
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+import {
+  CONSTANTS,
+  Lexicon,
+  PYTHON_PATTERNS,
+  SiteWords,
+  Support,
+  attribute,
+  claims,
+  fold,
+  ground,
+  isInjection,
+  isNegated,
+  notice,
+  numbers,
+  plain,
+  sentences,
+  support,
+  unsupported,
+  validMarkers,
+} from "../../site_knowledge/browser/grounding.js";
+import { asciiDigits, isDigit, isSpace, isUpper, length, pyRegex, pySearch } from "../../site_knowledge/browser/pystr.js";
+import { BM25, indexedText, tokenize } from "../../site_knowledge/browser/retrieval.js";
+
+const DATA = join(dirname(fileURLToPath(import.meta.url)), "..", "data");
+const V = JSON.parse(readFileSync(join(DATA, "grounding_vectors.json"), "utf8"));
+const C = V.corpus;
+const stopwords = new Set(C.stopwords);
+const bm25 = new BM25(
+  C.passages.map((p) => tokenize(indexedText(p, { title: p.title }), stopwords)),
+  C.k1,
+  C.b,
+);
+const lexicon = Lexicon.of(bm25, stopwords);
+const siteWords = new SiteWords(bm25.postings.keys(), stopwords);
+const fullSupport = new Support([...C.evidence, C.facts], lexicon.tokenize, C.reference_year);
+const passageTerms = C.evidence.map((e) => new Set(lexicon.tokenize(e)));
+const show = (s) => JSON.stringify(s).slice(0, 90);
+
+function* codePoints(ranges) {
+  for (const [first, last] of ranges) {
+    for (let c = first; c <= last; c++) if (c < 0xd800 || c > 0xdfff) yield c;
+  }
+}
+
+function inRanges(ranges) {
+  const set = new Set();
+  for (const c of codePoints(ranges)) set.add(c);
+  return set;
+}
+
+test(`character classes match Python's on every character of Unicode ${V.unicode.version}`, () => {
+  const U = V.unicode;
+  const classes = { word: inRanges(U.word), space: inRanges(U.space), upper: inRanges(U.upper), digit: inRanges(U.digit) };
+  const word = pyRegex(String.raw`^\w$`);
+  const asciiLetter = pyRegex("[a-z]", { ignoreCase: true });
+  const wrong = { word: [], space: [], upper: [], digit: [], caseless: [] };
+  for (const c of codePoints(U.assigned)) {
+    const ch = String.fromCodePoint(c);
+    if (word.test(ch) !== classes.word.has(c)) wrong.word.push(c);
+    if (isSpace(ch) !== classes.space.has(c)) wrong.space.push(c);
+    if (isUpper(ch) !== classes.upper.has(c)) wrong.upper.push(c);
+    if (isDigit(ch) !== classes.digit.has(c)) wrong.digit.push(c);
+    if (c > 127 && pySearch(asciiLetter, ch) !== ch in U.caseless_ascii) wrong.caseless.push(c);
+  }
+  for (const [ch, letters] of Object.entries(U.caseless_ascii)) {
+    for (const letter of letters) assert.ok(pySearch(pyRegex(letter, { ignoreCase: true }), ch), `${ch} ~ ${letter}`);
+  }
+  assert.deepEqual(wrong, { word: [], space: [], upper: [], digit: [], caseless: [] });
+  assert.equal(asciiDigits(U.decimal), U.decimal_values);
+});
+
+test("every pattern is Python's, verbatim", () => {
+  const python = Object.fromEntries(Object.entries(V.patterns).map(([name, p]) => [name, [p.source, p.ignorecase]]));
+  assert.deepEqual(PYTHON_PATTERNS, python);
+});
+
+test("constants are Python's", () => {
+  assert.deepEqual(CONSTANTS, V.constants);
+});
+
+for (const c of V.sentences) {
+  test(`sentences ${show(c.answer)}`, () => {
+    const got = sentences(c.answer).map((s) => [
+      s.text,
+      length(c.answer.slice(0, s.start)),
+      length(c.answer.slice(0, s.end)),
+    ]);
+    assert.deepEqual(got, c.sentences);
+  });
+}
+
+for (const c of V.plain) test(`plain ${show(c.text)}`, () => assert.equal(plain(c.text), c.plain));
+for (const c of V.fold) test(`fold ${show(c.word)}`, () => assert.equal(fold(c.word), c.fold));
+for (const c of V.numbers) test(`numbers ${show(c.text)}`, () => assert.deepEqual(numbers(c.text), c.numbers));
+for (const c of V.negation) test(`negation ${show(c.text)}`, () => assert.equal(isNegated(c.text), c.negated));
+for (const c of V.injection) test(`injection ${show(c.text)}`, () => assert.equal(isInjection(c.text), c.injection));
+for (const c of V.claims) test(`claims ${show(c.sentence)}`, () => assert.deepEqual(claims(c.sentence), c.claims));
+
+test("support: words, numbers and durations", () => {
+  assert.deepEqual([...fullSupport.words].sort(), V.support.words.slice().sort());
+  assert.deepEqual([...fullSupport.contexts.keys()].sort((a, b) => a - b), V.support.numbers);
+  assert.deepEqual([...fullSupport.durations].sort((a, b) => a - b), V.support.durations);
+});
+
+for (const c of V.unsupported) {
+  test(`unsupported ${show(c.sentence)}`, () => {
+    const questionWords = new Set((c.question.match(pyRegex(PYTHON_PATTERNS.WORD[0], { global: true })) || []).map(fold));
+    assert.deepEqual(unsupported(c.sentence, fullSupport, questionWords), c.claims);
+  });
+}
+
+for (const c of V.attribution) {
+  test(`attribution ${show(c.sentence)}`, () => {
+    const picked = c.passages.map((i) => passageTerms[i]);
+    assert.deepEqual(attribute(c.sentence, picked, lexicon), c.attribute);
+    assert.deepEqual(validMarkers(c.sentence, picked, lexicon), c.valid_markers);
+    const terms = lexicon.tokenize(plain(c.sentence));
+    c.passages.forEach((i, k) => {
+      const [share, count] = support(terms, passageTerms[i], lexicon);
+      assert.ok(Math.abs(share - c.shares[k][0]) < 1e-12, `share ${share} vs ${c.shares[k][0]}`);
+      assert.equal(count, c.shares[k][1]);
+    });
+  });
+}
+
+for (const c of V.premises) {
+  test(`premises ${show(c.question)}`, () => {
+    assert.deepEqual(siteWords.unknownTerms(c.question), c.terms);
+    assert.equal(notice(siteWords.unknownTerms(c.question)), c.notice);
+  });
+}
+
+for (const c of V.ground) {
+  test(`ground ${show(c.answer)}`, () => {
+    const evidence = c.passages.map((i) => C.evidence[i]);
+    const context = {
+      evidence,
+      support: new Support([...evidence, C.facts], lexicon.tokenize, C.reference_year),
+      question: c.question,
+      refusal: C.refusal,
+      lexicon,
+    };
+    const { text, cited, changed, grounded, removed } = ground(c.answer, context);
+    assert.deepEqual({ text, cited, changed, grounded, removed }, {
+      text: c.text, cited: c.cited, changed: c.changed, grounded: c.grounded, removed: c.removed,
+    });
+  });
+}

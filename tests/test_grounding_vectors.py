@@ -1,0 +1,31 @@
+"""The Python grounding against the shared vectors its JavaScript twin is tested on.
+
+``scripts/make_grounding_vectors.py`` writes ``tests/data/grounding_vectors.json``; this test
+recomputes every case with today's code and compares, so a change to the grounding (or to the
+cases) fails here until the file is regenerated, and the regenerated file shows the change in
+its diff. ``tests/test_browser_grounding.py`` runs the JavaScript side on the same file.
+"""
+
+from __future__ import annotations
+
+from vector_files import assert_current, generated, stored
+
+NAME, SCRIPT = "grounding_vectors.json", "make_grounding_vectors.py"
+
+
+def test_the_vectors_are_what_python_computes_today() -> None:
+    file = stored(NAME)
+    file.pop("unicode")  # a property of the interpreter, checked on the JavaScript side
+    assert_current(NAME, SCRIPT, file, generated(SCRIPT, with_unicode=False))
+
+
+def test_the_vectors_cover_every_step_with_hard_cases() -> None:
+    file = stored(NAME)
+    ground = file["ground"]
+    assert sum(not c["grounded"] for c in ground) >= 5, "unsupported claims removed"
+    assert any(c["text"].startswith(file["corpus"]["refusal"] + " What it does say:")
+               for c in ground), "a replacement citing what the site does say"
+    assert any(c["changed"] and c["grounded"] for c in ground), "a marker or repeat fixed"
+    assert {c["injection"] for c in file["injection"]} == {True, False}
+    assert any(c["terms"] for c in file["premises"])
+    assert any(not c.isascii() for c in "".join(c["answer"] for c in file["sentences"]))
