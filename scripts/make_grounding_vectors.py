@@ -222,6 +222,11 @@ GROUND = [
      "She spoke at PyCon DE in Oct. 2023 [1]. The talk lasted 45 minutes [1]."),
 ]
 
+UNCHECKED = [  # --no-grounding claims: repeats dropped and citations attributed only
+    ("Where does Mira work now?", [0, 1], "Mira is a data engineer at Brightwater AG in Zürich. "
+     "She moved to Munich in 2024. She moved to Munich in 2024.", False),
+]
+
 
 def ranges(codes: Iterable[int]) -> list[list[int]]:
     """Sorted code points as inclusive [first, last] runs."""
@@ -278,8 +283,7 @@ def corpus() -> tuple[Lexicon, SiteWords, list[str]]:
     bm25 = BM25(docs, K1, B)
     lexicon = Lexicon(lambda s: tokenize(s, stopwords),
                       lambda term: bm25.idf(bm25.document_frequency(term)))
-    evidence = [f"{Evidence(n, t, h, '', x).label()}\n{x}"
-                for n, (t, h, x) in enumerate(PASSAGES, start=1)]
+    evidence = [Evidence(n, t, h, "", x).support() for n, (t, h, x) in enumerate(PASSAGES, start=1)]
     return lexicon, SiteWords(bm25.vocabulary(), stopwords), evidence
 
 
@@ -350,8 +354,9 @@ def build(with_unicode: bool = True) -> dict[str, Any]:
         ],
         "premises": [{"question": q, "terms": site_words.unknown_terms(q),
                       "notice": notice(site_words.unknown_terms(q))} for q in PREMISES],
-        "ground": [{"question": q, "passages": picked, "answer": a,
-                    **grounded(ground(a, context(q, picked)))} for q, picked, a in GROUND],
+        "ground": [{"question": q, "passages": picked, "answer": a, "check_claims": check,
+                    **grounded(ground(a, context(q, picked), check))}
+                   for q, picked, a, check in [*((*c, True) for c in GROUND), *UNCHECKED]],
     }
     return document
 

@@ -149,7 +149,7 @@ for (const c of V.ground) {
       refusal: C.refusal,
       lexicon,
     };
-    const { text, cited, changed, grounded, removed } = ground(c.answer, context);
+    const { text, cited, changed, grounded, removed } = ground(c.answer, context, c.check_claims);
     assert.deepEqual({ text, cited, changed, grounded, removed }, {
       text: c.text, cited: c.cited, changed: c.changed, grounded: c.grounded, removed: c.removed,
     });
