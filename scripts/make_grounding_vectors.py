@@ -76,6 +76,10 @@ SENTENCES = [
     "Wait... what?! Yes!!",
     "The value is 3.5 [2]. The next is 4 [3].\n\nA new paragraph.",
 ]
+TOKENS = [  # the retrieval tokenizer as grounding uses it (terms, IDF, vocabulary)
+    "𠀀ies 𠀀𠀀ies 𠀀s policies", "፩ ❶ x ② ⒈ ½ Ⅻ ²", "a\x85b c\ufeffd e\x1cf",
+    "Mira's CV (2021–2024): Zürich → Köln, ﬁnance", "kestrel-cli==0.9.1 `pip` e.g. i.e.",
+]
 PLAIN = [
     "See [2] https://x.org/a and [docs](cv/) or `rm -rf 42`",
     "Cited [1][2] and\t[3] and [1234] and [٣].",
@@ -324,6 +328,7 @@ def build(with_unicode: bool = True) -> dict[str, Any]:
         "sentences": [{"answer": a, "sentences": [[s.text, s.start, s.end]
                                                   for s in text.sentences(a)]}
                       for a in SENTENCES],
+        "tokens": [{"text": t, "tokens": lexicon.tokenize(t)} for t in TOKENS],
         "plain": [{"text": t, "plain": text.plain(t)} for t in PLAIN],
         "fold": [{"word": w, "fold": text.fold(w)} for w in FOLD],
         "numbers": [{"text": t, "numbers": [[w, v] for w, v in text.numbers(t)]}

@@ -5,7 +5,7 @@
 // expression below is its pattern verbatim, translated by pyRegex, and
 // tests/data/grounding_vectors.json holds the two together.
 
-import { idf as bm25Idf, tokenize } from "./retrieval.js";
+import { idf as bm25Idf, foldPlural, tokenize } from "./retrieval.js";
 import {
   asciiDigits,
   chars,
@@ -128,10 +128,7 @@ export function plain(text) {
 export function fold(word) {
   let w = word.normalize("NFKC").toLowerCase().replaceAll("’", "'");
   if (w.endsWith("'s")) w = w.slice(0, -2);
-  const n = length(w);
-  if (n > 4 && w.endsWith("ies")) return w.slice(0, -3) + "y";
-  if (n > 3 && w.endsWith("s") && !/(?:ss|us|is)$/u.test(w)) return w.slice(0, -1);
-  return w;
+  return foldPlural(w);
 }
 
 /** Numbers as [as written, value]: digits with separators, k/m suffixes, number words. */

@@ -2,14 +2,16 @@
 // gate. Pure functions over the artifact; no DOM, so the search worker and node tests share it.
 
 import { SCHEMA } from "./artifact.js";
+import { isDigit, length } from "./pystr.js";
 
 export const TOKENIZER = "sk-words/1";
 const WORD = /[\p{L}\p{N}]+/gu;
-const DIGITS = /^\p{Nd}$/u;
 
-function foldPlural(token) {
-  if (token.length > 4 && token.endsWith("ies")) return token.slice(0, -3) + "y";
-  if (token.length > 3 && token.endsWith("s") && !/(ss|us|is)$/.test(token)) {
+/** SPEC.md's plural folding; lengths in code points, as Python counts them. */
+export function foldPlural(token) {
+  const size = length(token);
+  if (size > 4 && token.endsWith("ies")) return token.slice(0, -3) + "y";
+  if (size > 3 && token.endsWith("s") && !/(ss|us|is)$/.test(token)) {
     return token.slice(0, -1);
   }
   return token;
@@ -21,7 +23,7 @@ export function tokenize(text, stopwords) {
   const out = [];
   for (const word of words) {
     if (stopwords.has(word)) continue;
-    if ([...word].length < 2 && !DIGITS.test(word)) continue;
+    if (length(word) < 2 && !isDigit(word)) continue;
     out.push(foldPlural(word));
   }
   return out;

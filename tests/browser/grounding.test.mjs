@@ -98,6 +98,7 @@ for (const c of V.sentences) {
   });
 }
 
+for (const c of V.tokens) test(`tokens ${show(c.text)}`, () => assert.deepEqual(lexicon.tokenize(c.text), c.tokens));
 for (const c of V.plain) test(`plain ${show(c.text)}`, () => assert.equal(plain(c.text), c.plain));
 for (const c of V.fold) test(`fold ${show(c.word)}`, () => assert.equal(fold(c.word), c.fold));
 for (const c of V.numbers) test(`numbers ${show(c.text)}`, () => assert.deepEqual(numbers(c.text), c.numbers));

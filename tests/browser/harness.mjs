@@ -68,6 +68,7 @@ export async function launch({
 
 /** Wait until the box has loaded its index and encoder (a search resolves). */
 export async function openBox(page) {
+  await page.waitForFunction(() => window.siteKnowledge); // the launcher module has run
   await page.evaluate(() => window.siteKnowledge.open());
   await page.locator(".skn-box").waitFor({ state: "visible" });
   await page.evaluate(() => window.siteKnowledge.search("warm up"));
