@@ -232,15 +232,15 @@ UNCHECKED = [  # --no-grounding claims: repeats dropped and citations attributed
 ]
 
 
-def ranges(codes: Iterable[int]) -> list[list[int]]:
-    """Sorted code points as inclusive [first, last] runs."""
-    out: list[list[int]] = []
+def ranges(codes: Iterable[int]) -> str:
+    """Sorted code points as inclusive runs in hex: ``"41-5a,61-7a,aa"``."""
+    runs: list[list[int]] = []
     for code in codes:
-        if out and out[-1][1] == code - 1:
-            out[-1][1] = code
+        if runs and runs[-1][1] == code - 1:
+            runs[-1][1] = code
         else:
-            out.append([code, code])
-    return out
+            runs.append([code, code])
+    return ",".join(f"{a:x}" if a == b else f"{a:x}-{b:x}" for a, b in runs)
 
 
 def unicode_classes() -> dict[str, Any]:

@@ -45,8 +45,10 @@ const fullSupport = new Support([...C.evidence, C.facts], lexicon.tokenize, C.re
 const passageTerms = C.evidence.map((e) => new Set(lexicon.tokenize(e)));
 const show = (s) => JSON.stringify(s).slice(0, 90);
 
+/** Code points of "41-5a,61-7a,aa" (inclusive runs in hex). */
 function* codePoints(ranges) {
-  for (const [first, last] of ranges) {
+  for (const run of ranges.split(",")) {
+    const [first, last = first] = run.split("-").map((h) => parseInt(h, 16));
     for (let c = first; c <= last; c++) if (c < 0xd800 || c > 0xdfff) yield c;
   }
 }
