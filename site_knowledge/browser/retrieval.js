@@ -200,7 +200,7 @@ export function accepts(signals, gate) {
 /** Everything a query needs, computed once when the artifact loads. */
 export class Index {
   /**
-   * @param {object} artifact the parsed site-knowledge.json
+   * @param {object} artifact the parsed site-knowledge.json as expandArtifact (artifact.js) returns it
    * @param {ArrayBuffer} vectorBytes the sidecar's bytes
    */
   constructor(artifact, vectorBytes) {
