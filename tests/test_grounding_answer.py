@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from site_knowledge.gateway.prompt import evidence_from_hits
+from site_knowledge.grounding import Passage
+from site_knowledge.grounding.answer import UNSUPPORTED
 from site_knowledge.grounding.site import SiteGrounding
 from site_knowledge.retrieval import KnowledgeIndex
 
@@ -14,9 +16,9 @@ def grounding(example_site) -> SiteGrounding:
     return SiteGrounding(KnowledgeIndex.load(example_site.artifact_path))
 
 
-def evidence_for(grounding: SiteGrounding, question: str) -> list[str]:
+def evidence_for(grounding: SiteGrounding, question: str) -> list[Passage]:
     hits = grounding.index.search(question, top_k=4).hits
-    return [f"{e.label()}\n{e.text}" for e in evidence_from_hits(list(hits))]
+    return [e.passage() for e in evidence_from_hits(list(hits))]
 
 
 def test_a_supported_answer_without_markers_is_cited_and_unchanged(grounding):
@@ -27,17 +29,32 @@ def test_a_supported_answer_without_markers_is_cited_and_unchanged(grounding):
     result = grounding.ground(answer, question, evidence)
     assert result.text == answer and not result.changed and result.grounded
     assert result.cited, "a supported sentence is attributed to the passage holding its words"
-    assert any("tidewater" in evidence[n - 1].lower() for n in result.cited)
+    assert any("tidewater" in evidence[n - 1].text.lower() for n in result.cited)
 
 
-def test_an_invented_amount_is_removed_and_the_refusal_says_what_the_site_states(grounding):
+def test_an_invented_amount_is_removed_and_the_answer_says_what_the_site_states(grounding):
     question = "What is Teo's salary?"
     evidence = evidence_for(grounding, question)
     result = grounding.ground("Teo earns 190 euros a month.", question, evidence)
     assert result.changed and not result.grounded
     assert "190" not in result.text
-    assert result.text.startswith(grounding.refusal)
+    assert result.text.startswith(UNSUPPORTED + " The closest it comes: ")
+    quoted = result.cited[0]
+    assert result.text.endswith(f"[{quoted}]") and not evidence[quoted - 1].fiction
     assert [c.text for c in result.removed] == ["190"]
+
+
+def test_fiction_supports_no_claim_and_is_never_quoted(grounding):
+    question = "Does Teo still play second bassoon in the Graz orchestra?"
+    lore = next(p for p in grounding.index.passages
+                if p.source_id == "lore" and "bassoon" in p.text)
+    evidence = [*evidence_for(grounding, question)[:3], Passage("Lore", lore.text, fiction=True)]
+    result = grounding.ground("Yes, Teo plays second bassoon in the Graz orchestra.", question,
+                              evidence)
+    assert not result.grounded and "Graz" not in result.text
+    denial = grounding.ground("No. Teo does not play in the Graz orchestra; that is fiction.",
+                              question, evidence)
+    assert denial.grounded
 
 
 def test_an_obeyed_injection_is_caught(grounding):
@@ -68,6 +85,7 @@ def test_a_marker_pointing_at_the_wrong_passage_is_replaced(grounding):
     question = "What is tidewater?"
     evidence = [*evidence_for(grounding, "What is slotmeter?")[:1],
                 *evidence_for(grounding, question)[:1]]
+    assert "downsampl" not in evidence[0].text and "downsampl" in evidence[1].text
     answer = "Tidewater is a Rust library for downsampling time series [1]."
     result = grounding.ground(answer, question, evidence)
     assert result.text == "Tidewater is a Rust library for downsampling time series [2]."

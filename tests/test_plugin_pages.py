@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from site_knowledge.build.model import BuildError
-from site_knowledge.plugin.pages import is_draft, page_opt_out, read_page_source
+from site_knowledge.plugin.pages import is_draft, page_authority, page_opt_out, read_page_source
 
 
 def test_front_matter_and_opt_out_forms() -> None:
@@ -30,3 +30,16 @@ def test_bad_sources_name_the_file(raw: bytes, message: str) -> None:
 def test_only_a_true_draft_is_a_draft() -> None:
     assert is_draft({"draft": True})
     assert not is_draft({"draft": "yes"}) and not is_draft({})
+
+
+def test_a_page_may_mark_its_authority() -> None:
+    assert page_authority({}, "a.md") == "prose"
+    assert page_authority({"site_knowledge": {"authority": "fiction"}}, "a.md") == "fiction"
+    assert page_authority({"site_knowledge": False}, "a.md") == "prose"
+    with pytest.raises(BuildError, match=r"^lore\.md: site_knowledge\.authority is 'myth'"):
+        page_authority({"site_knowledge": {"authority": "myth"}}, "lore.md")
+
+
+def test_the_example_lore_page_is_fiction(example_site) -> None:
+    lore = next(s for s in example_site.artifact["sources"] if s.get("path") == "lore.md")
+    assert lore.get("authority") == "fiction"

@@ -14,7 +14,7 @@ from site_knowledge import __version__
 from site_knowledge.build import artifact_cache
 from site_knowledge.build.chunking import merge_small_sections, page_sections, source_passages
 from site_knowledge.build.embed_cache import EmbeddingCache
-from site_knowledge.build.model import ID_PATTERN, BuildError, Passage, Source
+from site_knowledge.build.model import ID_PATTERN, Authority, BuildError, Passage, Source
 from site_knowledge.build.writer import prepare_artifact, write_prepared
 from site_knowledge.embedding import DIMENSION, MAX_TOKENS, MODEL_NAME, WEIGHTS_PACKAGE
 from site_knowledge.progress import ProgressBar
@@ -44,6 +44,7 @@ class PageInput:
     title: str
     description: str
     html: str
+    authority: Authority = "prose"
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,7 @@ def page_source(page: PageInput, reserved: frozenset[str] = frozenset()) -> Sour
     check_site_url(page.url, page.src_path)
     sections = merge_small_sections(page_sections(page.html, page.title))
     description = page.description or (sections[0].text[:200] if sections else "")
-    return Source(source_id, "page", page.title, description, page.url, "prose",
+    return Source(source_id, "page", page.title, description, page.url, page.authority,
                   page.src_path, sections)
 
 

@@ -168,7 +168,7 @@ def settle(gateway: Gateway, question: str, run: Run) -> Grounded:
     facts, cited by attribution (each step unless turned off)."""
     steps = gateway.config.grounding
     evidence = run.prompt.evidence if run.prompt else []
-    result = gateway.grounding.ground(run.text, question, [e.support() for e in evidence],
+    result = gateway.grounding.ground(run.text, question, [e.passage() for e in evidence],
                                       check_claims="claims" in steps)
     if "citations" not in steps:
         own = [c["n"] for c in prompt.citations(result.text, evidence)]

@@ -13,6 +13,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from site_knowledge.grounding import Passage
+
 from .policy import Exchange
 
 if TYPE_CHECKING:
@@ -31,6 +33,8 @@ class Evidence:
     heading: str
     url: str
     text: str
+    fiction: bool = False
+    """From a source labelled fiction: never support for a claim about the real subject."""
 
     def label(self) -> str:
         if self.heading and self.heading != self.title:
@@ -40,9 +44,9 @@ class Evidence:
     def render(self) -> str:
         return f"[{self.n}] {self.label()} ({self.url})\n{self.text}"
 
-    def support(self) -> str:
-        """The passage as grounding reads it: its label and its text."""
-        return f"{self.label()}\n{self.text}"
+    def passage(self) -> Passage:
+        """The passage as grounding reads it."""
+        return Passage(self.label(), self.text, self.fiction)
 
     def public(self) -> dict[str, Any]:
         return {"n": self.n, "url": self.url, "title": self.label()}
@@ -65,7 +69,8 @@ class Budgets:
 
 def evidence_from_hits(hits: Sequence[Hit]) -> list[Evidence]:
     return [
-        Evidence(i, h.source.title, h.passage.heading or "", h.passage.url, h.passage.text)
+        Evidence(i, h.source.title, h.passage.heading or "", h.passage.url, h.passage.text,
+                 h.source.authority == "fiction")
         for i, h in enumerate(hits, start=1)
     ]
 

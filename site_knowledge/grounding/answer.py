@@ -10,6 +10,7 @@ from functools import cached_property
 
 from .attribution import Lexicon, attribute, valid_markers
 from .claims import Claim, Support, unsupported
+from .injection import is_injection
 from .text import CITATION, WORD, Sentence, fold, plain, sentences
 
 _MARKERS = re.compile(r"[ \t]?\[\d{1,3}\]")
@@ -31,21 +32,35 @@ class Grounded:
     """The unsupported claims, for tests and evals (never logged)."""
 
 
+@dataclass(frozen=True)
+class Passage:
+    """One evidence passage as the model saw it."""
+
+    label: str
+    """Its title and heading path."""
+    text: str
+    fiction: bool = False
+    """From a source labelled fiction: cited when drawn on, never support, never quoted."""
+
+    @property
+    def whole(self) -> str:
+        return f"{self.label}\n{self.text}"
+
+
 @dataclass
 class Context:
     """What an answer is checked against."""
 
-    evidence: Sequence[str]
-    """The evidence passages as the model saw them (label and text), numbered from 1."""
+    evidence: Sequence[Passage]
+    """The evidence passages, numbered from 1."""
     support: Support
     question: str
-    refusal: str
     lexicon: Lexicon
 
     @cached_property
     def passages(self) -> list[frozenset[str]]:
-        """Each evidence passage's terms."""
-        return [frozenset(self.lexicon.tokenize(text)) for text in self.evidence]
+        """Each evidence passage's terms (label and text)."""
+        return [frozenset(self.lexicon.tokenize(p.whole)) for p in self.evidence]
 
 
 def ground(answer: str, context: Context, check_claims: bool = True) -> Grounded:
@@ -54,8 +69,8 @@ def ground(answer: str, context: Context, check_claims: bool = True) -> Grounded
     Repeated sentences are dropped (small models loop); sentences with numbers or names that
     the support never states are removed; model-written ``[n]`` that point at a passage
     without the sentence's words are dropped; each remaining sentence is attributed to the
-    passages holding its words. When nothing supported remains, the answer becomes the site's
-    refusal followed by the evidence sentence closest to the question, cited.
+    passages holding its words. When nothing supported remains, the answer says it cannot
+    answer reliably and quotes the evidence sentence closest to the question, cited.
     """
     question_words = frozenset(fold(w) for w in WORD.findall(context.question))
     kept: list[Sentence] = []
@@ -122,16 +137,26 @@ def _join(answer: str, kept: list[Sentence], pieces: list[str]) -> str:
     return out.strip()
 
 
+UNSUPPORTED = "I can't answer that reliably from this site."
+"""The opening of an answer whose every claim failed the check."""
+QUOTE_MIN_WORDS = 5
+
+
 def _replacement(context: Context, removed: list[Claim]) -> Grounded:
-    """The refusal, then the evidence sentence sharing most terms with the question, cited."""
+    """``UNSUPPORTED``, then the evidence sentence sharing the most distinct terms with the
+    question (fiction never quoted), cited."""
     question_terms = set(context.lexicon.tokenize(context.question))
     best: tuple[int, int, str] | None = None
     for n, passage in enumerate(context.evidence, start=1):
-        for sentence in sentences(passage):
+        if passage.fiction:
+            continue
+        for sentence in sentences(passage.text):
+            if len(sentence.text.split()) < QUOTE_MIN_WORDS or is_injection(sentence.text):
+                continue
             shared = len(question_terms & set(context.lexicon.tokenize(sentence.text)))
             if shared and (best is None or shared > best[0]):
                 best = (shared, n, sentence.text)
     if best is None:
-        return Grounded(context.refusal, [], changed=True, grounded=False, removed=removed)
-    text = f"{context.refusal} What it does say: {best[2]} [{best[1]}]"
+        return Grounded(UNSUPPORTED, [], changed=True, grounded=False, removed=removed)
+    text = f"{UNSUPPORTED} The closest it comes: {best[2]} [{best[1]}]"
     return Grounded(text, [best[1]], changed=True, grounded=False, removed=removed)

@@ -79,9 +79,13 @@ def is_name(word: str, opener: bool) -> bool:
     return word[0].isupper() and not opener
 
 
+_LIST_MARKER = re.compile(r"^\s*(?:[-*•]\s*)?\d{1,2}[.)]\s+")
+
+
 def claims(sentence: str) -> list[Claim]:
-    """The numbers and name-like words of one sentence, in order."""
-    text = plain(sentence)
+    """The numbers and name-like words of one sentence, in order (a leading list number is
+    not a claim)."""
+    text = plain(_LIST_MARKER.sub("", sentence, count=1))
     found = [Claim("number", written) for written, value in numbers(text)
              if value not in _TRIVIAL_NUMBERS]
     for match in WORD.finditer(text):

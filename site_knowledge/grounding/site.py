@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from .answer import Context, Grounded, ground
+from .answer import Context, Grounded, Passage, ground
 from .attribution import Lexicon
 from .claims import Support
 from .premises import SiteWords, notice
@@ -22,9 +22,7 @@ class SiteGrounding:
     def __init__(self, index: KnowledgeIndex) -> None:
         self.index = index
         self.lexicon = Lexicon(index.terms, index.idf)
-        prompt = index.artifact["prompt"]
-        self.facts = str(prompt["system"])
-        self.refusal = str(prompt["refusal"])
+        self.facts = str(index.artifact["prompt"]["system"])
         built = str(index.artifact.get("built_at", ""))
         self.reference_year = int(built[:4]) if built[:4].isdigit() else None
 
@@ -36,11 +34,12 @@ class SiteGrounding:
         """"The site never mentions: …" for the question's words the site never uses, or ""."""
         return notice(self.words.unknown_terms(question))
 
-    def ground(self, answer: str, question: str, evidence: Sequence[str],
+    def ground(self, answer: str, question: str, evidence: Sequence[Passage],
                check_claims: bool = True) -> Grounded:
-        """Check an answer against ``evidence`` (the passages as the model saw them, numbered
-        from 1) and the stable facts of the system prompt; without ``check_claims`` only
-        repeats are dropped and citations attributed."""
-        support = Support([*evidence, self.facts], self.index.terms, self.reference_year)
-        context = Context(evidence, support, question, self.refusal, self.lexicon)
+        """Check an answer against ``evidence`` (the passages the model saw, numbered from 1)
+        and the stable facts of the system prompt; without ``check_claims`` only repeats are
+        dropped and citations attributed."""
+        facts = [p.text for p in evidence if not p.fiction]
+        support = Support([*facts, self.facts], self.index.terms, self.reference_year)
+        context = Context(evidence, support, question, self.lexicon)
         return ground(answer, context, check_claims)

@@ -3,18 +3,20 @@
 A page is left out of the artifact when MkDocs excludes it (``exclude_docs``, ``draft_docs``,
 a blog's draft posts: the adapters ask their generator's structure for that), when its front
 matter says ``draft: true``, or when it opts out with ``site_knowledge: false`` (or a mapping
-``{index: false}`` / ``{chat: false}`` that picks one of the two).
+``{index: false}`` / ``{chat: false}`` that picks one of the two). The same mapping may mark a
+page's ``authority`` (``fiction`` for jokes and what-ifs).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import yaml
 from mkdocs.utils.meta import YAML_RE, get_data
 
-from site_knowledge.build.model import BuildError
+from site_knowledge.build.model import Authority, BuildError
+from site_knowledge.build.ontology import AUTHORITIES
 
 OPT_OUT_KEY = "site_knowledge"
 
@@ -56,6 +58,17 @@ def read_page_source(raw: bytes, where: str) -> tuple[str, dict[str, Any]]:
 def is_draft(meta: Mapping[str, Any]) -> bool:
     """Front matter ``draft: true`` (Material's and Zensical's blog drafts, any page)."""
     return meta.get("draft") is True
+
+
+def page_authority(meta: Mapping[str, Any], where: str) -> Authority:
+    """Front matter ``site_knowledge: {authority: fiction}`` (or ``fact``) for a page; every
+    other page is ``prose``. Fiction is cited when drawn on but never supports a claim."""
+    setting = meta.get(OPT_OUT_KEY)
+    value = setting.get("authority", "prose") if isinstance(setting, dict) else "prose"
+    if value not in AUTHORITIES:
+        raise BuildError(where, f"site_knowledge.authority is {value!r}; expected one of "
+                                f"{', '.join(AUTHORITIES)}")
+    return cast(Authority, value)
 
 
 def page_opt_out(meta: Mapping[str, Any], part: Literal["index", "chat"]) -> bool:

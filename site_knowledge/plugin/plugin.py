@@ -30,7 +30,7 @@ from site_knowledge.build.prefetch import EmbeddingPrefetch
 from site_knowledge.embedding import Encoder
 from site_knowledge.plugin.gateways import loopback_warnings
 from site_knowledge.plugin.options import SiteKnowledgeOptions, browser_options, site_settings
-from site_knowledge.plugin.pages import is_draft, page_opt_out, read_page_source
+from site_knowledge.plugin.pages import is_draft, page_authority, page_opt_out, read_page_source
 
 if TYPE_CHECKING:
     from mkdocs.config.defaults import MkDocsConfig
@@ -110,6 +110,7 @@ class SiteKnowledgePlugin(BasePlugin[SiteKnowledgeOptions]):
             self._pages.append(PageInput(
                 src_path=page.file.src_uri, url=page.url, title=page.title or page.file.name,
                 description=str(page.meta.get("description") or ""), html=html,
+                authority=page_authority(page.meta, page.file.src_uri),
             ))
             if self._prefetch is not None:
                 self._prefetch.submit(self._pages[-1])
