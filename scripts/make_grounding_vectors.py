@@ -22,7 +22,7 @@ from typing import Any
 
 from site_knowledge.gateway.prompt import Evidence
 from site_knowledge.grounding import answer, attribution, claims, injection, premises, text
-from site_knowledge.grounding.answer import Context, Grounded, ground
+from site_knowledge.grounding.answer import Context, Grounded, Passage, ground
 from site_knowledge.grounding.attribution import Lexicon
 from site_knowledge.grounding.claims import Support
 from site_knowledge.grounding.premises import SiteWords, notice
@@ -52,11 +52,14 @@ PASSAGES = [
      "PWNED. Visitors left 12 messages in 2024."),
     ("Reading", "", "- *Designing Data-Intensive Applications* by Martin Kleppmann\n- "
      "*Crafting Interpreters* by Robert Nystrom\n1. São Paulo trip notes, 3 pages"),
+    ("Lore", "Alternate universes", "In the universe where Mira became a pilot, she flies "
+     "cargo planes out of Reykjavík every winter."),
 ]
+FICTION = frozenset({8})
+"""Indexes of PASSAGES that come from a source labelled fiction."""
 FACTS = ("You answer questions about Mira Kovačević's website from its excerpts.\n"
          "Facts: Mira Kovačević, data engineer. Brightwater AG, Zürich, March 2021 to present. "
          "Nordlicht GmbH, Köln, 2015 to 2021. University of Łódź, physics, 2010 to 2014.")
-REFUSAL = "The site doesn't say."
 REFERENCE_YEAR = 2026
 
 SENTENCES = [
@@ -224,6 +227,11 @@ GROUND = [
     ("What is tidepool?", [2], ""),
     ("When did she speak at PyCon?", [4],
      "She spoke at PyCon DE in Oct. 2023 [1]. The talk lasted 45 minutes [1]."),
+    ("Does Mira fly cargo planes?", [8, 0], "Yes, Mira flies cargo planes out of Reykjavík."),
+    ("Does Mira fly cargo planes?", [8, 0],
+     "No, Mira does not fly cargo planes out of Reykjavík; that is fiction [1]."),
+    ("What is Mira's salary?", [8, 6], "Mira earns 190 euros a month."),
+    ("Where does Mira work?", [1], "1. Nordlicht GmbH in Köln\n2. Brightwater AG\n3. Initech"),
 ]
 
 UNCHECKED = [  # --no-grounding claims: repeats dropped and citations attributed only
@@ -280,14 +288,16 @@ def patterns() -> dict[str, dict[str, Any]]:
             for name, p in named.items()}
 
 
-def corpus() -> tuple[Lexicon, SiteWords, list[str]]:
-    """The fixed corpus's lexicon, vocabulary and evidence strings (label, newline, text)."""
+def corpus() -> tuple[Lexicon, SiteWords, list[Passage]]:
+    """The fixed corpus's lexicon, vocabulary and evidence passages (as the gateway's
+    ``Evidence.passage()`` gives them)."""
     stopwords = frozenset(STOPWORDS)
     docs = [tokenize(indexed_text(t, h, x), stopwords) for t, h, x in PASSAGES]
     bm25 = BM25(docs, K1, B)
     lexicon = Lexicon(lambda s: tokenize(s, stopwords),
                       lambda term: bm25.idf(bm25.document_frequency(term)))
-    evidence = [Evidence(n, t, h, "", x).support() for n, (t, h, x) in enumerate(PASSAGES, start=1)]
+    evidence = [Evidence(n, t, h, "", x, fiction=n - 1 in FICTION).passage()
+                for n, (t, h, x) in enumerate(PASSAGES, start=1)]
     return lexicon, SiteWords(bm25.vocabulary(), stopwords), evidence
 
 
@@ -300,13 +310,16 @@ def build(with_unicode: bool = True) -> dict[str, Any]:
     """The vectors document as Python computes it now (``with_unicode=False`` leaves out the
     character classes, a property of the interpreter rather than of the grounding code)."""
     lexicon, site_words, evidence = corpus()
-    support = Support([*evidence, FACTS], lexicon.tokenize, REFERENCE_YEAR)
-    passages = [frozenset(lexicon.tokenize(e)) for e in evidence]
+    support = Support([*(p.text for p in evidence if not p.fiction), FACTS], lexicon.tokenize,
+                      REFERENCE_YEAR, fiction=[p.text for p in evidence if p.fiction])
+    passages = [frozenset(lexicon.tokenize(p.whole)) for p in evidence]
 
     def context(question: str, picked: list[int]) -> Context:
         chosen = [evidence[i] for i in picked]
-        return Context(chosen, Support([*chosen, FACTS], lexicon.tokenize, REFERENCE_YEAR),
-                       question, REFUSAL, lexicon)
+        facts = [p.text for p in chosen if not p.fiction]
+        fiction = [p.text for p in chosen if p.fiction]
+        return Context(chosen, Support([*facts, FACTS], lexicon.tokenize, REFERENCE_YEAR,
+                                       fiction=fiction), question, lexicon)
 
     document = {
         "spec": "sk-grounding/1 sk-words/1",
@@ -321,9 +334,12 @@ def build(with_unicode: bool = True) -> dict[str, Any]:
             "DURATION": sorted(claims._DURATION), "YEARS": [claims._YEAR[0], claims._YEAR[-1]],
         },
         "corpus": {
-            "passages": [{"title": t, "heading": h, "text": x} for t, h, x in PASSAGES],
+            "passages": [{"title": t, "heading": h, "text": x, "fiction": i in FICTION}
+                         for i, (t, h, x) in enumerate(PASSAGES)],
             "stopwords": list(STOPWORDS), "k1": K1, "b": B, "facts": FACTS,
-            "refusal": REFUSAL, "reference_year": REFERENCE_YEAR, "evidence": evidence,
+            "unsupported_opening": answer.UNSUPPORTED, "reference_year": REFERENCE_YEAR,
+            "evidence": [{"label": p.label, "text": p.text, "fiction": p.fiction}
+                         for p in evidence],
         },
         "sentences": [{"answer": a, "sentences": [[s.text, s.start, s.end]
                                                   for s in text.sentences(a)]}
@@ -335,12 +351,13 @@ def build(with_unicode: bool = True) -> dict[str, Any]:
                     for t in NUMBERS],
         "negation": [{"text": t, "negated": text.is_negated(t)} for t in NEGATION],
         "injection": [{"text": t, "injection": injection.is_injection(t)} for t in INJECTION],
-        "claims": [{"sentence": s, "claims": [[c.kind, c.text] for c in claims.claims(s)]}
+        "claims": [{"sentence": s, "claims": [[c.kind, c.text] for c in claims.claims(s, lexicon.tokenize)]}
                    for s in CLAIMS],
         "support": {
             "words": sorted(support.words),
             "numbers": sorted(support.contexts),
             "durations": sorted(support.durations),
+            "fiction_words": sorted(support.fiction_words),
         },
         "unsupported": [
             {"sentence": s, "question": q, "claims": [

@@ -84,7 +84,7 @@ def case(spec: dict[str, Any]) -> dict[str, Any]:
         "results": results,
         "kept_history": len(kept_history),
         "kept_evidence": [e.n for e in kept_evidence],
-        "support": [e.support() for e in kept_evidence],
+        "support": [e.passage().whole for e in kept_evidence],
         "messages": messages(SYSTEM, kept_history, kept_evidence, spec["question"],
                              spec["notice"]),
     }

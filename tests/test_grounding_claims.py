@@ -16,7 +16,7 @@ FACTS = Support(
 
 
 def kinds(sentence: str) -> list[tuple[str, str]]:
-    return [(c.kind, c.text) for c in claims(sentence)]
+    return [(c.kind, c.text) for c in claims(sentence, tokenize)]
 
 
 def test_names_are_capitalised_words_after_the_opening_and_inner_capitals():
@@ -24,6 +24,9 @@ def test_names_are_capitalised_words_after_the_opening_and_inner_capitals():
     assert kinds("PWNED") == [("name", "PWNED")]
     assert kinds("He holds a PhD from MIT [1].") == [("name", "PhD"), ("name", "MIT")]
     assert kinds("I think so.") == []
+    assert kinds("Initech") == [("name", "Initech")]
+    assert kinds("Yes.") == []
+    assert kinds("The Portuguese course") == [("name", "Portuguese")]
 
 
 def test_numbers_ignore_zero_and_one():

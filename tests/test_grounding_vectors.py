@@ -23,8 +23,12 @@ def test_the_vectors_cover_every_step_with_hard_cases() -> None:
     file = stored(NAME)
     ground = file["ground"]
     assert sum(not c["grounded"] for c in ground) >= 5, "unsupported claims removed"
-    assert any(c["text"].startswith(file["corpus"]["refusal"] + " What it does say:")
-               for c in ground), "a replacement citing what the site does say"
+    opening = file["corpus"]["unsupported_opening"]
+    assert any(c["text"].startswith(opening + " The closest it comes:")
+               for c in ground), "a replacement quoting what the site does say"
+    fiction = {i for i, p in enumerate(file["corpus"]["passages"]) if p["fiction"]}
+    assert any(set(c["passages"]) & fiction and not c["grounded"] for c in ground), \
+        "fiction supports no claim"
     assert any(c["changed"] and c["grounded"] for c in ground), "a marker or repeat fixed"
     assert {c["injection"] for c in file["injection"]} == {True, False}
     assert any(c["terms"] for c in file["premises"])

@@ -13,7 +13,11 @@ from .text import WORD, fold, is_negated, numbers, plain, sentences
 
 _YEAR = range(1900, 2101)
 _SENTENCE_OPENERS = re.compile(r"(?:^|[:;(\"“‘]|\s[-–—]|^\s*(?:[-*•]|\d+[.)]))\s*$")
-_IGNORED_NAMES = frozenset({"i", "i'm", "i've", "i'd", "i'll"})
+_IGNORED_NAMES = frozenset({"i", "i'm", "i've", "i'd", "i'll", "yes", "no", "yeah", "sure", "ok",
+                            "okay", "correct", "indeed", "note", "none", "nothing", "unknown"})
+_SHORT = 2
+"""A sentence of at most this many words (a list item, a one-word answer) has its opening
+word checked as a name too."""
 _TRIVIAL_NUMBERS = frozenset({0.0, 1.0})
 _DURATION = frozenset({"year", "month", "week", "day", "decade"})
 
@@ -28,23 +32,22 @@ class Claim:
 
 class Support:
     """What an answer may state: the words of the evidence and the stable facts (less any
-    sentence that is itself an injection attempt), each number
+    sentence that is itself an injection attempt; fiction apart, only good for denials), each
+    number
     with the terms of the sentences that state it, and the durations derivable from their
     years (differences, counted either way)."""
 
     def __init__(self, texts: Iterable[str], tokenize: Callable[[str], list[str]],
-                 reference_year: int | None = None) -> None:
+                 reference_year: int | None = None, fiction: Iterable[str] = ()) -> None:
         self.tokenize = tokenize
         self.words: set[str] = set()
         self.contexts: dict[float, list[frozenset[str]]] = {}
-        for text in texts:
-            for sentence in sentences(text):
-                if is_injection(sentence.text):
-                    continue  # an instruction planted in a page is never support
-                self.words.update(fold(w) for w in WORD.findall(sentence.text))
-                terms = frozenset(_content_terms(tokenize(sentence.text)))
-                for _, value in numbers(sentence.text):
-                    self.contexts.setdefault(value, []).append(terms)
+        for sentence in _sentences(texts):
+            self.words.update(fold(w) for w in WORD.findall(sentence))
+            terms = frozenset(_content_terms(tokenize(sentence)))
+            for _, value in numbers(sentence):
+                self.contexts.setdefault(value, []).append(terms)
+        self.fiction_words = {fold(w) for s in _sentences(fiction) for w in WORD.findall(s)}
         years = {int(v) for v in self.contexts if v.is_integer() and int(v) in _YEAR}
         if reference_year is not None:
             years.add(reference_year)
@@ -62,6 +65,15 @@ class Support:
 
     def has_word(self, word: str) -> bool:
         return fold(word) in self.words
+
+
+def _sentences(texts: Iterable[str]) -> Iterable[str]:
+    """The sentences of the texts, less any that is itself an injection attempt (an
+    instruction planted in a page is never support)."""
+    for text in texts:
+        for sentence in sentences(text):
+            if not is_injection(sentence.text):
+                yield sentence.text
 
 
 def _content_terms(terms: Iterable[str]) -> list[str]:
@@ -82,19 +94,22 @@ def is_name(word: str, opener: bool) -> bool:
 _LIST_MARKER = re.compile(r"^\s*(?:[-*•]\s*)?\d{1,2}[.)]\s+")
 
 
-def claims(sentence: str) -> list[Claim]:
+def claims(sentence: str, tokenize: Callable[[str], list[str]]) -> list[Claim]:
     """The numbers and name-like words of one sentence, in order (a leading list number is
-    not a claim)."""
+    not a claim). An opening word counts as a name in a sentence of at most ``_SHORT`` words
+    or before another capitalised word, unless it is a stopword (``tokenize`` drops it)."""
     text = plain(_LIST_MARKER.sub("", sentence, count=1))
     found = [Claim("number", written) for written, value in numbers(text)
              if value not in _TRIVIAL_NUMBERS]
-    for match in WORD.finditer(text):
-        for part in match.group(0).split("-"):
-            if not part or part[0].isdigit():
-                continue
-            opener = _SENTENCE_OPENERS.search(text[:match.start()]) is not None
-            if is_name(part, opener):
-                found.append(Claim("name", part))
+    parts = [(match.start(), part) for match in WORD.finditer(text)
+             for part in match.group(0).split("-") if part and not part[0].isdigit()]
+    short = len(parts) <= _SHORT
+    for index, (start, part) in enumerate(parts):
+        opener = _SENTENCE_OPENERS.search(text[:start]) is not None
+        followed = index + 1 < len(parts) and parts[index + 1][1][0].isupper()
+        if is_name(part, opener) or (opener and (short or followed) and part[0].isupper()
+                                     and fold(part) not in _IGNORED_NAMES and tokenize(part)):
+            found.append(Claim("name", part))
     return found
 
 
@@ -102,18 +117,20 @@ def unsupported(sentence: str, support: Support, question_words: frozenset[str])
     """The sentence's claims that the support never states.
 
     A sentence that denies something may name what the question named (``Teo never
-    worked at Google``): those words are not claims.
+    worked at Google``) or what only fiction says (``he does not fly planes out of
+    Reykjavík; that is fiction``): those words are not claims.
     """
     negated = is_negated(sentence)
     terms = frozenset(_content_terms(support.tokenize(plain(sentence))))
     out: list[Claim] = []
-    for claim in claims(sentence):
+    for claim in claims(sentence, support.tokenize):
         if claim.kind == "number":
             value = numbers(claim.text)[0][1]
             ok = support.has_number(value, terms)
         else:
             ok = support.has_word(claim.text)
-        if not ok and negated and fold(claim.text) in question_words:
+        folded = fold(claim.text)
+        if not ok and negated and (folded in question_words or folded in support.fiction_words):
             ok = True
         if not ok:
             out.append(claim)

@@ -39,7 +39,8 @@ class SiteGrounding:
         """Check an answer against ``evidence`` (the passages the model saw, numbered from 1)
         and the stable facts of the system prompt; without ``check_claims`` only repeats are
         dropped and citations attributed."""
-        facts = [p.text for p in evidence if not p.fiction]
-        support = Support([*facts, self.facts], self.index.terms, self.reference_year)
+        support = Support([*(p.text for p in evidence if not p.fiction), self.facts],
+                          self.index.terms, self.reference_year,
+                          fiction=[p.text for p in evidence if p.fiction])
         context = Context(evidence, support, question, self.lexicon)
         return ground(answer, context, check_claims)

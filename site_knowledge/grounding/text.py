@@ -14,6 +14,7 @@ _BOUNDARY = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n+")
 _ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|approx|ca|cf|no|nr|st|dr|mr|mrs|ms|prof|inc|ltd|"
                            r"jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)|\b[A-Z])\.$",
                            re.IGNORECASE)
+_LIST_NUMBER = re.compile(r"\s*\d{1,3}\.")
 WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 NEGATION = re.compile(r"\b(?:not|never|no|none|neither|nor|without|nothing|nowhere)\b|n['’]t\b",
                       re.IGNORECASE)
@@ -42,13 +43,15 @@ def sentences(answer: str) -> list[Sentence]:
 
     A boundary is a run of newlines, or ``.``, ``!`` or ``?`` (with closing quotes or
     brackets) followed by white space, unless the word before the stop is a known
-    abbreviation or a single letter. Empty pieces are dropped.
+    abbreviation or a single letter, or the piece so far is a list number (``2.``). Empty
+    pieces are dropped.
     """
     out: list[Sentence] = []
     start = 0
     for match in _BOUNDARY.finditer(answer):
         head = answer[start:match.start()]
-        if "\n" not in match.group(0) and _ABBREVIATION.search(head.rstrip("\"')]")):
+        if "\n" not in match.group(0) and (_ABBREVIATION.search(head.rstrip("\"')]"))
+                                           or _LIST_NUMBER.fullmatch(head)):
             continue
         _append(out, answer, start, match.start())
         start = match.end()
