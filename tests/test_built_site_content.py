@@ -61,7 +61,16 @@ def test_unsupported_selectors_are_named(selector) -> None:
 
 
 def test_title_is_the_first_element_when_it_is_an_h1() -> None:
-    assert rendered_title('<a id="__skip"></a><h1 id="x">Hello <code>world</code></h1><p>t</p>') \
-        == "Hello world"
+    assert rendered_title('\n  <h1 id="x">Hello <code>world</code></h1><p>t</p>') == "Hello world"
     assert rendered_title("<p>intro</p><h1>Later</h1>") is None
+    assert rendered_title('<p><img alt="logo" src="l.svg"></p><h1>After a logo</h1>') is None
+    assert rendered_title("<!-- note --><h1>After a comment</h1>") is None
     assert rendered_title("<h2>Section</h2>") is None
+
+
+def test_zensical_skip_anchor_is_cut_so_the_h1_comes_first() -> None:
+    page = ('<article class="md-content__inner md-typeset">\n<a id="__skip" tabindex="-1"></a>\n'
+            '<h1 id="t">Title</h1><p>Body</p></article>')
+    content = main_content(page, THEMES)
+    assert content is not None and "__skip" not in content
+    assert rendered_title(content) == "Title"

@@ -9,6 +9,7 @@ feedback and comments) are cut out, so what remains is what the plugin sees as p
 from __future__ import annotations
 
 import re
+from contextlib import suppress
 from dataclasses import dataclass
 from html.parser import HTMLParser
 
@@ -16,7 +17,8 @@ from site_knowledge.build.html_blocks import Heading, html_blocks
 
 # Material and Zensical (their article), then MkDocs' and Read the Docs' themes.
 DEFAULT_SELECTORS = "article.md-content__inner, div[role=main]"
-THEME_ADDITIONS = ".md-content__button, .md-tags, .md-source-file, .md-feedback, #__comments"
+THEME_ADDITIONS = (".md-content__button, .md-tags, .md-source-file, .md-feedback, #__comments, "
+                   "#__skip")
 VOID_TAGS = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
                        "param", "source", "track", "wbr"})
 SIMPLE = re.compile(r"""
@@ -173,9 +175,37 @@ def main_content(page: str, rule: ContentRule) -> str | None:
     return "".join(pieces)
 
 
+class _FirstElement(HTMLParser):
+    """Stops at the first element, comment or text that is not blank."""
+
+    class Found(Exception):
+        pass
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tag: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tag = tag
+        raise self.Found
+
+    def handle_comment(self, data: str) -> None:
+        raise self.Found
+
+    def handle_data(self, data: str) -> None:
+        if data.strip():
+            raise self.Found
+
+
 def rendered_title(content: str) -> str | None:
-    """The text of the content's first element when it is an ``h1`` (MkDocs' title rule)."""
+    """The text of the content's first element when it is an ``h1``: MkDocs' title rule, which
+    looks at the first element only (an image or a paragraph before the ``h1`` means none)."""
+    first = _FirstElement()
+    with suppress(_FirstElement.Found):
+        first.feed(content)
+    if first.tag != "h1":
+        return None
     items = html_blocks(content)
-    first = items[0] if items else None
-    return first.text if isinstance(first, Heading) and first.level == 1 else None
+    heading = items[0] if items else None
+    return heading.text if isinstance(heading, Heading) and heading.level == 1 else None
 
