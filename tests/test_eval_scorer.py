@@ -119,10 +119,16 @@ def test_fabricated_answer_loses_points_with_notes() -> None:
     score = score_answer(LOOKUP, answer, SITE)
     assert score.score == 0
     joined = " | ".join(score.notes)
-    assert "-2 missing facts" in joined
+    assert "-3 none of the required facts" in joined
     assert "-2 forbidden claim: ['contoso']" in joined
     assert "-1 URL not on the site" in joined
     assert "citation markers with no source: [2]" in joined
+
+
+def test_a_wrong_answer_earns_nothing_even_when_it_cites_the_right_page() -> None:
+    wrong = score_answer(LOOKUP, Answer("She works at Fabrikam [1].", citations=CV), SITE)
+    assert wrong.notes == ["-3 none of the required facts: ['Northwind Labs', '\\\\b2021\\\\b']"]
+    assert wrong.score == 0
 
 
 def test_partially_correct_answer_loses_one_point_per_defect() -> None:
@@ -197,8 +203,10 @@ def test_pairs_must_be_stated_together() -> None:
     assert score_answer(EMPLOYERS, right, SITE).score == 3
     swapped = Answer("She worked at Contoso in Oslo [1]. Then Northwind Labs, in Bergen [1].", citations=CV)
     score = score_answer(EMPLOYERS, swapped, SITE)
-    assert score.facts_found == 0 and score.score == 1
+    assert score.facts_found == 0 and score.score == 0
     assert "Contoso + Bergen" in score.notes[0]
+    half = Answer("She worked at Contoso in Bergen [1]. Then Northwind Labs, in Trondheim [1].", citations=CV)
+    assert score_answer(EMPLOYERS, half, SITE).score == 2
 
 
 def test_facts_copied_from_the_question_earn_nothing() -> None:

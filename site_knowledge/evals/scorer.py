@@ -2,8 +2,9 @@
 
 Answerable items start at 3 and lose:
 
-- 3 for a refusal (a false premise may be declined: it then loses only its missing correction);
-- up to 2 for missing required facts (2 × the missing share, rounded up);
+- 3 for a refusal (a false premise may be declined: it then loses 2, for the missing correction);
+- 3 when none of the required facts is stated (a wrong answer earns nothing, whatever it cites),
+  else up to 2 for missing ones (2 × the missing share, rounded up);
 - 2 for a forbidden claim: the item's own, an amount, street address or age that the site
   does not state (private items), or a "yes" to a yes/no false premise;
 - 1 for a URL that is neither one of the site's pages nor quoted by them;
@@ -272,11 +273,13 @@ def score_answer(item: Item, answer: Answer, site: SiteIndex | None = None) -> S
     elif refused and not item.may_refuse:
         lose(3, "refused an answerable question")
     elif missing:
-        cost = min(2, math.ceil(2 * len(missing) / len(item.facts)))
         labels = [f.label for f in missing]
         if refused:
-            lose(cost, f"declined without correcting the premise: {labels}")
+            lose(2, f"declined without correcting the premise: {labels}")
+        elif len(missing) == len(item.facts):
+            lose(3, f"none of the required facts: {labels}")
         else:
+            cost = math.ceil(2 * len(missing) / len(item.facts))
             lose(cost, f"missing facts ({len(missing)}/{len(item.facts)}): {labels}")
     if claims or private:
         lose(2, f"forbidden claim: {claims + [f'not on the site: {p}' for p in private]}")
