@@ -335,12 +335,10 @@ def report(
     diagnostics: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The retrieval report document (JSON-ready)."""
-    from site_knowledge.retrieval.artifact import resolve_artifact_path
+    from site_knowledge.retrieval.artifact import load_artifact, resolve_artifact_path
 
     artifact_file = resolve_artifact_path(artifact_path)
-    import json
-
-    artifact = json.loads(artifact_file.read_text(encoding="utf-8"))
+    artifact, _ = load_artifact(artifact_file)
     summary = summarise(results)
     return {
         "kind": "retrieval",

@@ -72,6 +72,8 @@ def test_retrieval_eval_on_the_example_site(example_dir: Path, tmp_path: Path) -
     questions = load_questions(BATTERY)
     results = retrieval_eval.run(example_dir, questions)
     doc = retrieval_eval.report(example_dir, BATTERY, questions, results, "test")
+    assert (doc["artifact"]["sources"], doc["artifact"]["passages"]) == (
+        len(artifact["sources"]), len(artifact["passages"]))
     modes = doc["summary"]["modes"]
     for mode in retrieval_eval.MODES:
         ranking = modes[mode]["ranking"]
