@@ -367,7 +367,12 @@ def report(
         "configuration": {
             "top_k": TOP_K,
             "retrieval": artifact.get("retrieval", {}),
-            "gate": {k: v for k, v in artifact.get("gate", {}).items() if k != "calibration"},
+            "gate": {
+                k: v
+                for k, v in artifact.get("gate", {}).items()
+                if k not in ("calibration", "elsewhere")
+            },
+            "calibration": artifact.get("gate", {}).get("calibration", {}),
             "tokenizer": artifact.get("lexical", {}).get("tokenizer"),
         },
         "summary": summary,

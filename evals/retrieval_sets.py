@@ -38,6 +38,7 @@ class EvalSet:
 
 SETS: tuple[EvalSet, ...] = (
     EvalSet("battery-v1", "example", battery_dir() / "v1.jsonl"),
+    EvalSet("battery-v2", "example", battery_dir() / "v2.jsonl"),
     EvalSet("netbox", "netbox", EVALS / "netbox" / "questions.jsonl"),
     EvalSet(
         "evaluationcontext-blog",
@@ -88,7 +89,10 @@ def table(docs: dict[str, dict[str, Any]]) -> str:
     thresholds = [
         f"{name}: min_coverage {d['configuration']['gate']['min_coverage']}, "
         f"min_cosine {d['configuration']['gate']['min_cosine']}, "
-        f"strong_cosine {d['configuration']['gate']['strong_cosine']}"
+        f"strong_cosine {d['configuration']['gate']['strong_cosine']}, "
+        f"min_margin {d['configuration']['gate'].get('min_margin', 'n/a')}; kept "
+        f"{d['configuration'].get('calibration', {}).get('elsewhere_kept', 'n/a')} questions "
+        "from elsewhere"
         for name, d in docs.items()
     ]
     return "\n".join([*lines, "", "Gate thresholds (calibrated by the compiler on each site):",
@@ -120,7 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--reuse", action="store_true", help="evaluate the sites already in --sites")
     parser.add_argument("--only", action="append", choices=[s.name for s in SETS],
                         help="run only this set (repeatable)")
-    parser.add_argument("--out", type=Path, default=report.REPORTS_DIR, help="report folder")
+    parser.add_argument("--out", type=Path, default=None, help="report folder (default: evals/reports)")
     parser.add_argument("--no-write", action="store_true", help="print the table only")
     args = parser.parse_args(argv)
     if args.reuse and not args.sites:
@@ -131,6 +135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     text = table(docs)
     print(text, end="")
     if not args.no_write:
+        args.out = args.out or report.default_dir()
         for name, doc in docs.items():
             for path in report.write(doc, args.out, report.slug(f"retrieval-{name}")):
                 print(f"wrote {path}")

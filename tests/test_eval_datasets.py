@@ -274,3 +274,17 @@ def test_expected_pages_exist_and_paraphrases_share_no_keywords(name: str) -> No
             for path in q.expected:
                 shared = words & _words((docs / path).read_text(encoding="utf-8"))
                 assert not shared, f"{q.id} shares {sorted(shared)} with {path}"
+
+
+def test_packaged_negatives_are_not_copies_of_eval_questions() -> None:
+    """The gate is calibrated on offtopic.txt and measured on the eval sets: no line of the one
+    may be a near-copy of a question of the other (at most two shared content words)."""
+    from site_knowledge.build.calibrate import offtopic_questions
+
+    negatives = [(n, _words(n) - _FUNCTION_WORDS) for n in offtopic_questions()]
+    files = [_questions_file(name) for name in QUESTION_SETS]
+    for path in [*files, *(battery_dir() / f"{v}.jsonl" for v in BATTERIES)]:
+        for q in load_questions(path):
+            words = _words(q.question) - _FUNCTION_WORDS
+            for text, negative in negatives:
+                assert len(words & negative) <= 2, f"{q.id} ~ {text!r}"

@@ -282,9 +282,15 @@ class ChatBox {
     return new URL(url, this.root).href;
   }
 
-  async search(question, { topK = this.config.top_k, mode = "hybrid" } = {}) {
+  /**
+   * Search the site as the box does. `history` (earlier questions, oldest first) makes the
+   * retrieval query a follow-up's (SPEC.md, "Follow-ups"); the box passes the joined query.
+   */
+  async search(question, { topK = this.config.top_k, mode = "hybrid", history = [] } = {}) {
     await this.ready();
-    const found = await this.worker.call({ type: "search", text: question, topK, mode });
+    const turns = history.map((q) => ({ question: q }));
+    const text = retrievalQuery(question, turns, this.meta.retrieval.followup_turns);
+    const found = await this.worker.call({ type: "search", text, topK, mode });
     for (const r of found.results) r.href = this.href(r.url);
     this.stats.lastTimings = found.timings;
     return found;

@@ -179,22 +179,44 @@ function meanUnitRows(matrix, groups, size, dimension) {
   return out;
 }
 
-/**
- * The gate's inputs (SPEC.md, "Gate"): whether the query has terms, its IDF coverage, and its
- * best cosine over all passages (-1 for none).
- */
-export function gateSignals(bm25, terms, dense) {
-  let cosine = -1;
-  for (let i = 0; i < dense.length; i++) if (dense[i] > cosine) cosine = dense[i];
-  return { has_terms: terms.length > 0, coverage: bm25.coverage(terms), cosine };
+function maxOf(values) {
+  let best = -1;
+  for (let i = 0; i < values.length; i++) if (values[i] > best) best = values[i];
+  return best;
 }
 
-/** The gate's rule: enough known terms and a plausible cosine, or a strong cosine alone. */
+/**
+ * The gate's inputs (SPEC.md, "Gate"): whether the query has terms, its IDF coverage, its best
+ * cosine over all passages and its best cosine with the kept questions from elsewhere (-1 for
+ * none).
+ */
+export function gateSignals(bm25, terms, dense, elsewhere) {
+  return {
+    has_terms: terms.length > 0,
+    coverage: bm25.coverage(terms),
+    cosine: maxOf(dense),
+    elsewhere: maxOf(elsewhere),
+  };
+}
+
+/**
+ * The gate's rule: enough known terms and a plausible cosine, or a strong cosine alone; and
+ * the best passage at least `min_margin` nearer than any question from elsewhere.
+ */
 export function accepts(signals, gate) {
-  return (
+  const topical =
     (signals.has_terms && signals.coverage >= gate.min_coverage && signals.cosine >= gate.min_cosine) ||
-    signals.cosine >= gate.strong_cosine
-  );
+    signals.cosine >= gate.strong_cosine;
+  return topical && signals.cosine - signals.elsewhere >= gate.min_margin;
+}
+
+/** `gate.elsewhere` (base64 of the sidecar layout) as float32 rows. */
+export function decodeElsewhere(gate, dimension) {
+  const { count, vectors } = gate.elsewhere || { count: 0, vectors: "" };
+  const text = atob(vectors);
+  const bytes = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+  return { count, rows: dequantize(bytes.buffer, count, dimension) };
 }
 
 /** Everything a query needs, computed once when the artifact loads. */
@@ -231,9 +253,10 @@ export class Index {
     this.dimension = dimension;
     this.vectors = dequantize(vectorBytes, count, dimension);
     this.pageVectors = meanUnitRows(this.vectors, this.sourceOf, sources.length, dimension);
+    this.elsewhere = decodeElsewhere(artifact.gate, dimension);
   }
 
-  /** Share of the query's IDF mass held by the best BM25 passage (SPEC.md, fusion step 2). */
+  /** The square of the share of the query's IDF mass held by the best BM25 passage (SPEC.md, fusion step 2). */
   lexicalConfidence(terms, bm25Order) {
     if (!bm25Order.length) return 0;
     const best = this.passageTerms[bm25Order[0]];
@@ -244,7 +267,8 @@ export class Index {
       total += weight;
       if (best.has(term)) held += weight;
     }
-    return total === 0 ? 0 : held / total;
+    const share = total === 0 ? 0 : held / total;
+    return share * share;
   }
 
   /**
@@ -295,7 +319,8 @@ export class Index {
       score = { get: (i) => rrf.get(i) };
     }
     const top = diverseTop(order, this.sourceOf, topK, cfg.per_page_cap);
-    const signals = gateSignals(this.bm25, terms, dense);
+    const elsewhere = dotRows(this.elsewhere.rows, this.elsewhere.count, this.dimension, queryVector);
+    const signals = gateSignals(this.bm25, terms, dense, elsewhere);
     const answerable = accepts(signals, gateCfg);
     const sources = this.artifact.sources;
     const results = top.map((i, rank) => {

@@ -14,7 +14,7 @@ import numpy.typing as npt
 from site_knowledge.embedding import Encoder
 from site_knowledge.retrieval.artifact import ArtifactError, load_artifact
 from site_knowledge.retrieval.fusion import diverse_top, rank_map, ranked
-from site_knowledge.retrieval.gate import decide, signals
+from site_knowledge.retrieval.gate import decide, decode_elsewhere, signals
 from site_knowledge.retrieval.lexical import BM25
 from site_knowledge.retrieval.tokenizer import WORD, indexed_text, tokenize
 from site_knowledge.retrieval.vectors import dequantize, mean_unit_rows
@@ -107,6 +107,7 @@ class KnowledgeIndex:
         self._page_vectors = mean_unit_rows(
             self._vectors, np.array(self._source_of, dtype=np.int64), len(self.sources)
         )
+        self._elsewhere = decode_elsewhere(artifact["gate"], vectors["dimension"])
         self._encoder = encoder
 
     def terms(self, text: str) -> list[str]:
@@ -167,7 +168,8 @@ class KnowledgeIndex:
         vector = self.embed(query) if query_vector is None else query_vector
         dense = self._vectors @ vector
         lexical = self._bm25.scores(terms)
-        gate = decide(signals(self._bm25, terms, dense), self.artifact["gate"])
+        gate = decide(signals(self._bm25, terms, dense, self._elsewhere @ vector),
+                      self.artifact["gate"])
         if not gate.answerable:
             return SearchResult(False, gate.as_dict(), [])
         return SearchResult(True, gate.as_dict(),
@@ -196,13 +198,15 @@ class KnowledgeIndex:
         ]
 
     def _lexical_confidence(self, terms: list[str], order: list[int]) -> float:
-        """Share of the query's IDF mass held by the best BM25 passage (SPEC.md, fusion step 2)."""
+        """The square of the share of the query's IDF mass held by the best BM25 passage
+        (SPEC.md, fusion step 2)."""
         if not order:
             return 0.0
         best_terms = self._passage_terms[order[0]]
         weights = {t: self._bm25.idf(self._bm25.document_frequency(t)) for t in dict.fromkeys(terms)}
         total = sum(weights.values())
-        return sum(w for t, w in weights.items() if t in best_terms) / total if total else 0.0
+        held = sum(w for t, w in weights.items() if t in best_terms) / total if total else 0.0
+        return held * held
 
     def _fuse(self, terms: list[str], vector: npt.NDArray[np.float32], bm25_ranks: dict[int, int],
               dense_ranks: dict[int, int], confidence: float) -> dict[int, float]:

@@ -1,6 +1,7 @@
 // Usage: node tests/browser/search_batch.mjs SITE_DIR QUESTIONS.json OUT.json [TOP_K]
-// Runs window.siteKnowledge.search for each question in real chromium (offline) and writes
-// {results: [{question, ids, gate, timings}], offsite: [...]} for the Python side to compare.
+// Runs window.siteKnowledge.search for each question ({question, history} or a plain string)
+// in real chromium (offline) and writes {results: [{question, ids, gate, timings}],
+// offsite: [...]} for the Python side to compare.
 import { readFileSync, writeFileSync } from "node:fs";
 import { launch, openBox, serveStatic } from "./harness.mjs";
 
@@ -14,8 +15,9 @@ try {
   const results = await session.page.evaluate(
     async ({ questions, topK }) => {
       const out = [];
-      for (const question of questions) {
-        const found = await window.siteKnowledge.search(question, { topK });
+      for (const item of questions) {
+        const { question, history = [] } = typeof item === "string" ? { question: item } : item;
+        const found = await window.siteKnowledge.search(question, { topK, history });
         out.push({
           question,
           ids: found.results.map((r) => r.id),

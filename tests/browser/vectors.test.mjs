@@ -36,6 +36,7 @@ for (const c of vectors.ranking) {
     assert.equal(gate.has_terms, c.gate.has_terms);
     assert.ok(Math.abs(gate.coverage - c.gate.coverage) < 1e-5, `coverage ${gate.coverage}`);
     assert.ok(Math.abs(gate.cosine - c.gate.cosine) < 1e-5, `cosine ${gate.cosine}`);
+    assert.ok(Math.abs(gate.elsewhere - c.gate.elsewhere) < 1e-5, `elsewhere ${gate.elsewhere}`);
   });
   for (const [mode, expected] of Object.entries(c.modes)) {
     test(`${mode} ${name}`, () => {
