@@ -69,10 +69,16 @@ def test_tokenizer_matches_python_on_hard_text(tmp_path: Path) -> None:
 
 
 def _requests_of_our_own(site: Path, offsite: list[str]) -> list[str]:
-    """Off-site requests that the site's own pages and styles do not name (a corpus's theme
-    may load web fonts or scripts from a CDN; the chat box must add none)."""
-    texts = "".join(p.read_text(encoding="utf-8", errors="replace")
-                    for p in [*site.rglob("*.html"), *site.rglob("*.css")])
+    """Off-site requests whose host the site's own files do not name (a corpus's theme may
+    load web fonts, CDN scripts or its repository's stars; the chat box, whose files are
+    left out of the search, must add none)."""
+    ours = site / "assets" / "site-knowledge"
+    texts = "".join(
+        p.read_text(encoding="utf-8", errors="replace")
+        for pattern in ("*.html", "*.css", "*.js")
+        for p in site.rglob(pattern)
+        if ours not in p.parents
+    )
     return [url for url in offsite if urlsplit(url).netloc not in texts]
 
 
