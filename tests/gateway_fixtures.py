@@ -235,12 +235,31 @@ REPLIES: dict[str, Response] = {
 }
 
 
+def _route(reply: str, finish: str = "stop") -> list[bytes]:
+    return [_chunk(reply), _chunk(None, finish), b"data: [DONE]\n\n"]
+
+
+ROUTE_SCRIPTS: dict[str, list[bytes]] = {
+    # Routing replies a schema-constrained real model cannot give: each fails validation.
+    "malformed_json": _route('{"subject": "slotmeter", "intent": "answer", "source_ids": ["1"'),
+    "not_an_object": _route('["answer"]'),
+    "missing_field": _route('{"subject": "slotmeter", "intent": "answer"}'),
+    "bad_intent": _route('{"subject": "slotmeter", "intent": "chat", "source_ids": []}'),
+    "unknown_id": _route('{"subject": "slotmeter", "intent": "answer", "source_ids": ["99"]}'),
+    "duplicate_id": _route('{"subject": "x", "intent": "answer", "source_ids": ["2", "2"]}'),
+    "oversized": _route('{"subject": "x", "intent": "answer", "source_ids": ["1", "2", "3", "4"]}'),
+    "truncated": _route('{"subject": "slotmeter", "intent": "answer", "source_ids": ["1', "length"),
+}
+
+
 class ScriptedUpstream:
-    """A stand-in llama-server whose chat endpoint plays ``SCRIPTS[mode]`` and whose
-    ``/props`` and token counter answer ``REPLIES[props]`` and ``REPLIES[count]``."""
+    """A stand-in llama-server whose chat endpoint plays ``SCRIPTS[mode]`` (and
+    ``ROUTE_SCRIPTS[route_mode]`` for a routing call, one with a ``response_format``), and
+    whose ``/props`` and token counter answer ``REPLIES[props]`` and ``REPLIES[count]``."""
 
     def __init__(self) -> None:
         self.mode = "ok"
+        self.route_mode = "malformed_json"
         self.props = "ok"
         self.count: str | None = None
         self.requests: list[dict[str, Any]] = []
@@ -284,7 +303,8 @@ class ScriptedUpstream:
             return JSONResponse({"error": "boom"}, status_code=500)
         if self.mode == "busy503":
             return JSONResponse({"error": "no slot"}, status_code=503)
-        script = SCRIPTS[self.mode]
+        routing = "response_format" in self.requests[-1]
+        script = ROUTE_SCRIPTS[self.route_mode] if routing else SCRIPTS[self.mode]
 
         async def body() -> Iterator[bytes]:  # type: ignore[misc]
             for part in script:

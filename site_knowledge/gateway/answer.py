@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from site_knowledge.grounding import Grounded
 
-from . import prompt
+from . import prompt, routing
 from .admission import QueueClosed, QueueTimeout, Ticket
 from .metrics import Sample
 from .pacing import DeadlinePassed, once, paced
@@ -177,9 +177,11 @@ def settle(gateway: Gateway, question: str, run: Run) -> Grounded:
 
 
 def done_payload(grounded: Grounded, evidence: Sequence[prompt.Evidence], finish_reason: str,
-                 model: str | None = None) -> dict[str, Any]:
-    """The terminal ``done`` event: the cited evidence, whether the answer is grounded, and
-    the answer to show instead of the streamed one when grounding changed it."""
+                 model: str | None = None, route: dict[str, Any] | None = None
+                 ) -> dict[str, Any]:
+    """The terminal ``done`` event: the cited evidence, whether the answer is grounded, the
+    answer to show instead of the streamed one when grounding changed it, and what the
+    router decided (when routing is on)."""
     by_n = {e.n: e for e in evidence}
     done: dict[str, Any] = {
         "done": True,
@@ -191,6 +193,8 @@ def done_payload(grounded: Grounded, evidence: Sequence[prompt.Evidence], finish
         done["text"] = grounded.text
     if model:
         done["model"] = model
+    if route is not None:
+        done["route"] = route
     return done
 
 
@@ -251,6 +255,28 @@ def record(gateway: Gateway, run: Run) -> None:
     gateway.metrics.settle(sample_of(run))
 
 
+async def route_evidence(gateway: Gateway, ask: AskRequest, hits: Sequence[Hit]
+                         ) -> tuple[Sequence[Hit], routing.Decision | None]:
+    """The evidence for the answer call: the router's choice on its slot when routing is on
+    (counted in the metrics), else the hybrid order."""
+    settings = gateway.config.routing
+    if settings is None:
+        return hits[:gateway.config.passages], None
+    decision = await routing.decide(gateway, settings, ask, hits)
+    gateway.metrics.route(decision.sample())
+    return decision.hits, decision
+
+
+async def prepare(gateway: Gateway, ask: AskRequest, hits: Sequence[Hit]
+                  ) -> tuple[Prompt | None, routing.Decision | None]:
+    """The answer's prompt, built from the evidence routing selects; no prompt when the
+    router refuses the question."""
+    evidence, decision = await route_evidence(gateway, ask, hits)
+    if decision is not None and decision.refuses:
+        return None, decision
+    return await assemble_prompt(gateway, ask, evidence), decision
+
+
 async def answer(gateway: Gateway, ticket: Ticket, ask: AskRequest, hits: Sequence[Hit],
                  started: float) -> AsyncIterator[bytes]:
     """The whole ``/api/ask`` stream for an admitted question holding ``ticket``."""
@@ -260,12 +286,19 @@ async def answer(gateway: Gateway, ticket: Ticket, ask: AskRequest, hits: Sequen
         async for waiting in wait_turn(ticket, limits.heartbeat_s, limits.queue_wait_s):
             yield waiting
         run.deadline = time.monotonic() + limits.generation_s
-        async for built in paced(once(lambda: assemble_prompt(gateway, ask, hits)),
+        decision: routing.Decision | None = None
+        async for built in paced(once(lambda: prepare(gateway, ask, hits)),
                                  limits.heartbeat_s, lambda: gateway.deadline(run.deadline)):
             if built is None:
                 yield HEARTBEAT
             else:
-                run.prompt = built
+                run.prompt, decision = built
+        route = decision.public() if decision else None
+        if decision is not None and decision.refuses:
+            run.outcome = "refused"
+            for part in refusal_events(gateway.refusal, route):
+                yield part
+            return
         evidence = assembled(run).evidence
         yield event({"sources": [e.public() for e in evidence]})
         async for delta in stream_answer(gateway, assembled(run).messages, run):
@@ -274,7 +307,7 @@ async def answer(gateway: Gateway, ticket: Ticket, ask: AskRequest, hits: Sequen
         run.outcome = "completed" if reason == "stop" else "truncated"
         grounded = settle(gateway, ask.question, run)
         run.text = grounded.text
-        yield event(done_payload(grounded, evidence, reason, gateway.config.model))
+        yield event(done_payload(grounded, evidence, reason, gateway.config.model, route))
     except Exception as exc:  # every path ends with one terminal event
         failure = failure_for(exc, gateway.closing)
         run.outcome = failure.outcome
@@ -288,12 +321,17 @@ async def answer(gateway: Gateway, ticket: Ticket, ask: AskRequest, hits: Sequen
             prime_when_idle(gateway, run.url_index, frozen_exchange(run.prompt, ask, run.text))
 
 
+def refusal_events(text: str, route: dict[str, Any] | None = None) -> list[bytes]:
+    """A refusal as the stream carries it: no sources, the sentence, ``done`` refused."""
+    grounded = Grounded(text, [], changed=False, grounded=True)
+    return [event({"sources": []}), event({"delta": text}),
+            event(done_payload(grounded, [], "refused", route=route))]
+
+
 async def refused(gateway: Gateway, started: float) -> AsyncIterator[bytes]:
     """The gate's refusal: the artifact's sentence, no sources, no model."""
-    yield event({"sources": []})
-    yield event({"delta": gateway.refusal})
-    yield event(done_payload(Grounded(gateway.refusal, [], changed=False, grounded=True), [],
-                             "refused"))
+    for part in refusal_events(gateway.refusal):
+        yield part
     gateway.metrics.settle(
         Sample(time.time(), "refused", round((time.monotonic() - started) * 1000, 1))
     )
@@ -334,5 +372,5 @@ async def _prime(gateway: Gateway, url_index: int, frozen: Messages) -> None:
         log.debug("priming the answer slot failed")
 
 
-__all__ = ["Prompt", "Run", "answer", "assemble_prompt", "done_payload", "refused",
-           "stream_answer", "wait_turn"]
+__all__ = ["Prompt", "Run", "answer", "assemble_prompt", "done_payload", "refusal_events",
+           "refused", "route_evidence", "stream_answer", "wait_turn"]

@@ -84,6 +84,12 @@ class Gateway:
         self.closing_at = time.monotonic() + within_s
         self.queue.close()
 
+    @property
+    def search_depth(self) -> int:
+        """Ranked passages a question needs: every candidate when the router chooses among
+        them, else the answer's evidence."""
+        return len(self.index.passages) if self.config.routing else self.config.passages
+
     def make_way(self) -> None:
         """A visitor waits: the cache primers stop, and their places are free at once."""
         for task, ticket in list(self.primers.items()):
@@ -125,7 +131,7 @@ def _cors(gateway: Gateway, request: Request) -> dict[str, str]:
     return {}
 
 
-def _tries_injection(ask: AskRequest) -> bool:
+def tries_injection(ask: AskRequest) -> bool:
     """The question or an earlier turn asks the assistant to drop its rules or role."""
     return any(is_injection(text) for text in
                (ask.question, *(t for e in ask.history for t in (e.question, e.answer))))
@@ -148,12 +154,13 @@ async def ask(request: Request) -> Response:
         visitor_request = parse_body(body, limits)
         gateway.limiter.check(
             visitor_key(request.headers.items(), client, gateway.config.proxies))
-        if "injection" in gateway.config.grounding and _tries_injection(visitor_request):
+        if "injection" in gateway.config.grounding and tries_injection(visitor_request):
             return EventStream(refused(gateway, started), headers=cors)
         # Whatever passes, no visitor text may spell a chat-template control token.
         ask_request = neutralise_request(visitor_request)
         result: SearchResult = await run_in_threadpool(
-            gateway.index.search, ask_request.question, [h.question for h in ask_request.history]
+            gateway.index.search, ask_request.question, [h.question for h in ask_request.history],
+            "hybrid", gateway.search_depth,
         )
         if not result.answerable:
             return EventStream(refused(gateway, started), headers=cors)

@@ -10,10 +10,13 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .forwarding import DEFAULT_PROXY_HEADER, PROXY_HEADERS, ProxyTrust, parse_network
 from .presets import DEFAULT_PRESET, Preset, PresetError, preset
+
+if TYPE_CHECKING:
+    from .config import Routing
 
 DEFAULT_TOKEN_ENV = "SITE_KNOWLEDGE_GATEWAY_TOKEN"
 
@@ -54,6 +57,28 @@ def add_grounding_flag(parser: argparse.ArgumentParser) -> None:
                              f"{', '.join(GROUNDING_STEPS)}), to measure what it adds")
 
 
+def add_routing_flag(parser: argparse.ArgumentParser) -> None:
+    """``--routing auto|on|off``: source routing on slot 0 before each answer."""
+    from .routing import ROUTED_PRESETS
+
+    helps = ", ".join(sorted(ROUTED_PRESETS)) or "none yet"
+    parser.add_argument("--routing", choices=("auto", "on", "off"), default="auto",
+                        help="source routing on llama-server's slot 0 before each answer: "
+                             "a schema-constrained call that refuses what the site does not "
+                             "cover and picks the evidence; auto turns it on only for the "
+                             f"model presets where it measurably helps ({helps})")
+
+
+def routing_settings(args: argparse.Namespace, model_file: str | None) -> Routing | None:
+    """The routing ``--routing`` asks for; ``auto`` decides by the served model's file."""
+    from .config import Routing
+    from .routing import routes_by_default
+
+    if args.routing == "auto":
+        return Routing() if routes_by_default(model_file) else None
+    return Routing() if args.routing == "on" else None
+
+
 def grounding_steps(args: argparse.Namespace) -> frozenset[str]:
     """The grounding steps left on by ``--no-grounding``."""
     from .config import GROUNDING_STEPS
@@ -90,6 +115,7 @@ def register(subparsers: Any) -> None:
     gateway.add_argument("--port", type=int, default=8787)
     add_access_flags(gateway)
     add_grounding_flag(gateway)
+    add_routing_flag(gateway)
     gateway.add_argument("--model-name", default=None, help="model name shown by /healthz")
     gateway.set_defaults(handler=run_gateway)
 
@@ -116,6 +142,7 @@ def register(subparsers: Any) -> None:
                        help="on Ctrl-C or SIGTERM, how long an answer in progress may finish")
     add_access_flags(serve)
     add_grounding_flag(serve)
+    add_routing_flag(serve)
     serve.set_defaults(handler=run_serve)
     register_service(subparsers)
 
@@ -170,6 +197,7 @@ def run_gateway(args: argparse.Namespace) -> int:
         model=args.model_name,
         proxies=proxies,
         grounding=grounding_steps(args),
+        routing=routing_settings(args, args.model_name),
     )
     app = create_app(index, config)
     print(describe_access(args.token_env, token, proxies), flush=True)
@@ -221,7 +249,8 @@ def run_serve(args: argparse.Namespace) -> int:
                          *args.allow_origin})
     token, proxies = access_settings(args)
     config = GatewayConfig(upstreams=(spec.url,), allow_origins=origins, model=model.name,
-                           token=token, proxies=proxies, grounding=grounding_steps(args))
+                           token=token, proxies=proxies, grounding=grounding_steps(args),
+                           routing=routing_settings(args, model.name))
     print(describe_access(args.token_env, token, proxies), flush=True)
     try:
         return run_stack(args.site_dir, Supervisor(LlamaServer(spec, sha256)), config,

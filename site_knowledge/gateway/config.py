@@ -27,6 +27,25 @@ class Limits:
     generation_s: float = 180.0
 
 
+@dataclass(frozen=True)
+class Routing:
+    """How source routing runs (``site_knowledge.gateway.routing``).
+
+    Args:
+        slot: llama-server slot for routing calls (0; answers use 1).
+        pages: how many candidate pages join the ontology's sources in the catalog.
+        max_sources: the most sources one route may select.
+        max_tokens: the routing call's output budget.
+        turns: earlier exchanges shown to the router so that pronouns resolve.
+    """
+
+    slot: int = 0
+    pages: int = 6
+    max_sources: int = 3
+    max_tokens: int = 96
+    turns: int = 2
+
+
 GROUNDING_STEPS = ("injection", "premises", "claims", "citations")
 """The grounding steps (``site_knowledge.grounding``); all run unless turned off to measure
 what each adds."""
@@ -45,6 +64,9 @@ class GatewayConfig:
         model: name of the model file served, shown in ``/healthz``.
         proxies: the reverse proxies whose forwarding header names the visitor.
         grounding: the grounding steps that run (``GROUNDING_STEPS``).
+        passages: how many passages of evidence an answer receives.
+        routing: source routing on its slot before the answer, or ``None`` for the hybrid
+            order alone.
     """
 
     upstreams: tuple[str, ...]
@@ -55,3 +77,5 @@ class GatewayConfig:
     limits: Limits = field(default_factory=Limits)
     proxies: ProxyTrust = field(default_factory=ProxyTrust)
     grounding: frozenset[str] = frozenset(GROUNDING_STEPS)
+    passages: int = 4
+    routing: Routing | None = None

@@ -31,6 +31,17 @@ class Sample:
     cached_tokens: int | None = None
 
 
+@dataclass(frozen=True)
+class RouteSample:
+    """One routing call: what it decided (an intent, or why it fell back) and its timings."""
+
+    outcome: str
+    latency_ms: float
+    ttft_ms: float | None = None
+    prompt_tokens: int | None = None
+    cached_tokens: int | None = None
+
+
 def percentile(values: list[float], q: float) -> float | None:
     """Nearest-rank percentile; ``None`` for no values."""
     if not values:
@@ -54,6 +65,8 @@ class Metrics:
         self.prompt_tokens = 0
         self.output_tokens = 0
         self.cached_tokens = 0
+        self.routes: Counter[str] = Counter()
+        self.route_samples: deque[RouteSample] = deque(maxlen=max_samples)
 
     def reject(self, code: str) -> None:
         self.outcomes["rejected"] += 1
@@ -65,6 +78,31 @@ class Metrics:
         self.prompt_tokens += sample.prompt_tokens or 0
         self.output_tokens += sample.output_tokens or 0
         self.cached_tokens += sample.cached_tokens or 0
+
+    def route(self, sample: RouteSample) -> None:
+        """Count a routing call (``site_knowledge.gateway.routing``)."""
+        self.routes[sample.outcome] += 1
+        self.route_samples.append(sample)
+
+    def routing(self, detail: bool = False) -> dict[str, Any]:
+        """Routing outcomes (intents; ``invalid_*`` fell back to the hybrid order), latency
+        and time to first token; with ``detail``, the share of prompt tokens slot 0's cache
+        held (like the token totals, it tells whether a prompt was seen just before)."""
+        samples = list(self.route_samples)
+        latency = [s.latency_ms for s in samples]
+        ttft = [s.ttft_ms for s in samples if s.ttft_ms is not None]
+        counted = [s for s in samples if s.prompt_tokens and s.cached_tokens is not None]
+        prompt = sum(s.prompt_tokens or 0 for s in counted)
+        public = {
+            "outcomes": dict(sorted(self.routes.items())),
+            "fallbacks": sum(n for o, n in self.routes.items() if o.startswith("invalid_")),
+            "latency_ms": {"p50": percentile(latency, 0.5), "p95": percentile(latency, 0.95)},
+            "ttft_ms": {"p50": percentile(ttft, 0.5), "p95": percentile(ttft, 0.95)},
+        }
+        if not detail:
+            return public
+        cached = sum(s.cached_tokens or 0 for s in counted)
+        return {**public, "cached_share": round(cached / prompt, 4) if prompt else None}
 
     def snapshot(self, *, ready: bool, active: int, waiting: int,
                  detail: bool = False) -> dict[str, Any]:
@@ -101,6 +139,7 @@ class Metrics:
                         "p95": percentile(series("ttft_ms"), 0.95)},
             "decode_tokens_per_s": {"p50": percentile(series("decode_tps"), 0.5)},
             "upstream": {"requests": self.upstream_requests, "failovers": self.upstream_failovers},
+            "routing": self.routing(),
         }
         if not detail:
             return public
@@ -113,6 +152,7 @@ class Metrics:
                 "cached": self.cached_tokens,
                 "average_output": round(sum(outputs) / len(outputs), 1) if outputs else None,
             },
+            "routing": self.routing(detail=True),
             "samples": [
                 {k: v for k, v in asdict(s).items() if v is not None} for s in samples[-MAX_SAMPLES:]
             ],
