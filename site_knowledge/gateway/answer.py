@@ -169,7 +169,8 @@ def settle(gateway: Gateway, question: str, run: Run) -> Grounded:
     steps = gateway.config.grounding
     evidence = run.prompt.evidence if run.prompt else []
     result = gateway.grounding.ground(run.text, question, [e.passage() for e in evidence],
-                                      check_claims="claims" in steps)
+                                      check_claims="claims" in steps,
+                                      premises="premises" in steps)
     if "citations" not in steps:
         own = [c["n"] for c in prompt.citations(result.text, evidence)]
         result = replace(result, cited=own)

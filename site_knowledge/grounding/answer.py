@@ -11,7 +11,7 @@ from functools import cached_property
 from .attribution import Lexicon, attribute, valid_markers
 from .claims import Claim, Support, unsupported
 from .injection import is_injection
-from .text import CITATION, WORD, Sentence, fold, plain, sentences
+from .text import CITATION, WORD, Sentence, fold, is_negated, plain, sentences
 
 _MARKERS = re.compile(r"[ \t]?\[\d{1,3}\]")
 
@@ -56,6 +56,8 @@ class Context:
     support: Support
     question: str
     lexicon: Lexicon
+    premise_terms: Sequence[str] = ()
+    """The question's words that the site never uses (``SiteWords.unknown_terms``)."""
 
     @cached_property
     def passages(self) -> list[frozenset[str]]:
@@ -73,6 +75,8 @@ def ground(answer: str, context: Context, check_claims: bool = True) -> Grounded
     answer reliably and quotes the evidence sentence closest to the question, cited.
     """
     question_words = frozenset(fold(w) for w in WORD.findall(context.question))
+    question_terms = frozenset(t for t in context.lexicon.tokenize(context.question)
+                               if not t.isdigit())
     kept: list[Sentence] = []
     removed: list[Claim] = []
     seen: set[str] = set()
@@ -83,7 +87,8 @@ def ground(answer: str, context: Context, check_claims: bool = True) -> Grounded
             dropped = True
             continue
         seen.add(key)
-        bad = unsupported(sentence.text, context.support, question_words) if check_claims else []
+        bad = (unsupported(sentence.text, context.support, question_words, question_terms)
+               if check_claims else [])
         if bad:
             removed.extend(bad)
             dropped = True
@@ -104,10 +109,22 @@ def ground(answer: str, context: Context, check_claims: bool = True) -> Grounded
             rewritten = True
         pieces.append(text)
         cited.extend(n for n in found if n not in cited)
-    if not dropped and not rewritten:
+    text = _join(answer, kept, pieces) if dropped or rewritten else answer
+    correction = _premise_correction(context, text)
+    if correction:
+        text = f"{correction} {text}".strip()
+    if not dropped and not rewritten and not correction:
         return Grounded(answer, cited, changed=False, grounded=True)
-    return Grounded(_join(answer, kept, pieces), cited, changed=True, grounded=not removed,
-                    removed=removed)
+    return Grounded(text, cited, changed=True, grounded=not removed, removed=removed)
+
+
+def _premise_correction(context: Context, answer: str) -> str:
+    """``The site does not mention A or B.`` for the question's premise terms that the answer
+    does not deny (no negated sentence of it names them); empty when there are none."""
+    denied = {fold(w) for s in sentences(answer) if is_negated(s.text)
+              for w in WORD.findall(s.text)}
+    missing = [t for t in context.premise_terms if fold(t) not in denied]
+    return f"The site does not mention {' or '.join(missing)}." if missing else ""
 
 
 def _informative(sentence: Sentence, context: Context) -> bool:
@@ -143,8 +160,9 @@ QUOTE_MIN_WORDS = 5
 
 
 def _replacement(context: Context, removed: list[Claim]) -> Grounded:
-    """``UNSUPPORTED``, then the evidence sentence sharing the most distinct terms with the
-    question (fiction never quoted), cited."""
+    """The premise correction or ``UNSUPPORTED``, then the evidence sentence sharing the most
+    distinct terms with the question (fiction never quoted), cited."""
+    opening = _premise_correction(context, "") or UNSUPPORTED
     question_terms = set(context.lexicon.tokenize(context.question))
     best: tuple[int, int, str] | None = None
     for n, passage in enumerate(context.evidence, start=1):
@@ -157,6 +175,6 @@ def _replacement(context: Context, removed: list[Claim]) -> Grounded:
             if shared and (best is None or shared > best[0]):
                 best = (shared, n, sentence.text)
     if best is None:
-        return Grounded(UNSUPPORTED, [], changed=True, grounded=False, removed=removed)
-    text = f"{UNSUPPORTED} The closest it comes: {best[2]} [{best[1]}]"
+        return Grounded(opening, [], changed=True, grounded=False, removed=removed)
+    text = f"{opening} The closest it comes: {best[2]} [{best[1]}]"
     return Grounded(text, [best[1]], changed=True, grounded=False, removed=removed)

@@ -113,15 +113,18 @@ def claims(sentence: str, tokenize: Callable[[str], list[str]]) -> list[Claim]:
     return found
 
 
-def unsupported(sentence: str, support: Support, question_words: frozenset[str]) -> list[Claim]:
-    """The sentence's claims that the support never states.
+def unsupported(sentence: str, support: Support, question_words: frozenset[str],
+                question_terms: frozenset[str] = frozenset()) -> list[Claim]:
+    """The sentence's claims that the support never states. A number's context is the
+    sentence's terms and the question's (``question_terms``: a short answer like "2019"
+    answers the question it was asked).
 
     A sentence that denies something may name what the question named (``Teo never
     worked at Google``) or what only fiction says (``he does not fly planes out of
     Reykjavík; that is fiction``): those words are not claims.
     """
     negated = is_negated(sentence)
-    terms = frozenset(_content_terms(support.tokenize(plain(sentence))))
+    terms = frozenset(_content_terms(support.tokenize(plain(sentence)))) | question_terms
     out: list[Claim] = []
     for claim in claims(sentence, support.tokenize):
         if claim.kind == "number":

@@ -8,8 +8,6 @@ from collections.abc import Collection
 from .claims import is_name
 from .text import WORD, fold
 
-MIN_LENGTH = 4
-"""Shorter lower-case words are too often typos or fillers to name."""
 STEM = 4
 """A word counts as used when a site word shares its first ``max(STEM, len - 3)`` letters."""
 
@@ -29,19 +27,14 @@ class SiteWords:
         return folded[: max(STEM, len(folded) - 3)] in self.prefixes or folded in self.prefixes
 
     def unknown_terms(self, question: str) -> list[str]:
-        """Words of the question the site never uses, as the visitor wrote them.
-
-        Names (capitalised after the first word, or with inner capitals) always count; other
-        words count when they are at least ``MIN_LENGTH`` letters long. Stopwords and words
-        with digits never count.
-        """
+        """Names in the question (capitalised after the first word, or with inner capitals)
+        that the site never uses, as the visitor wrote them. Common words are left out: a
+        site that never says "achievement" can still answer a question that does."""
         out: list[str] = []
         for index, match in enumerate(WORD.finditer(question)):
             word = match.group(0)
-            folded = fold(word)
-            if folded in self.stopwords or any(c.isdigit() for c in word) or self.uses(word):
-                continue
-            if not is_name(word, opener=index == 0) and len(folded) < MIN_LENGTH:
+            if (not is_name(word, opener=index == 0) or fold(word) in self.stopwords
+                    or any(c.isdigit() for c in word) or self.uses(word)):
                 continue
             if word not in out:
                 out.append(word)

@@ -35,12 +35,13 @@ class SiteGrounding:
         return notice(self.words.unknown_terms(question))
 
     def ground(self, answer: str, question: str, evidence: Sequence[Passage],
-               check_claims: bool = True) -> Grounded:
+               check_claims: bool = True, premises: bool = True) -> Grounded:
         """Check an answer against ``evidence`` (the passages the model saw, numbered from 1)
-        and the stable facts of the system prompt; without ``check_claims`` only repeats are
-        dropped and citations attributed."""
-        support = Support([*(p.text for p in evidence if not p.fiction), self.facts],
+        and the stable facts of the system prompt. Without ``check_claims`` no sentence is
+        removed; without ``premises`` no premise correction is added."""
+        support = Support([*(p.whole for p in evidence if not p.fiction), self.facts],
                           self.index.terms, self.reference_year,
-                          fiction=[p.text for p in evidence if p.fiction])
-        context = Context(evidence, support, question, self.lexicon)
+                          fiction=[p.whole for p in evidence if p.fiction])
+        terms = self.words.unknown_terms(question) if premises else []
+        context = Context(evidence, support, question, self.lexicon, terms)
         return ground(answer, context, check_claims)

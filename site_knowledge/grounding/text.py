@@ -73,8 +73,10 @@ def plain(text: str) -> str:
 
 
 def fold(word: str) -> str:
-    """A word as claims compare it: NFKC, lower case, no possessive, plural folded."""
-    word = unicodedata.normalize("NFKC", word).lower().replace("’", "'")
+    """A word as claims compare it: lower case without diacritics (NFKD, combining marks
+    dropped, then NFKC), no possessive, plural folded."""
+    bare = "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
+    word = unicodedata.normalize("NFKC", bare).lower().replace("’", "'")
     if word.endswith("'s"):
         word = word[:-2]
     if len(word) > 4 and word.endswith("ies"):
@@ -82,11 +84,6 @@ def fold(word: str) -> str:
     if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
         return word[:-1]
     return word
-
-
-def words(text: str) -> list[str]:
-    """The words of a text, split at hyphens and apostrophes-as-possessives, unfolded."""
-    return [part for word in WORD.findall(text) for part in word.split("-") if part]
 
 
 def numbers(text: str) -> list[tuple[str, float]]:
