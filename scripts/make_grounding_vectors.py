@@ -232,6 +232,10 @@ GROUND = [
      "No, Mira does not fly cargo planes out of Reykjavík; that is fiction [1]."),
     ("What is Mira's salary?", [8, 6], "Mira earns 190 euros a month."),
     ("Where does Mira work?", [1], "1. Nordlicht GmbH in Köln\n2. Brightwater AG\n3. Initech"),
+    ("Where did Mira get her MBA?", [1], "She studied physics at the University of Łódź [1]."),
+    ("Where did Mira get her MBA?", [1], "Mira does not have an MBA."),
+    ("When did Mira move to Munich?", [0], "Mira moved to Munich in 2022."),
+    ("Where did Mira study?", [1], "She studied at the University of Lodz."),
 ]
 
 UNCHECKED = [  # --no-grounding claims: repeats dropped and citations attributed only
@@ -310,16 +314,17 @@ def build(with_unicode: bool = True) -> dict[str, Any]:
     """The vectors document as Python computes it now (``with_unicode=False`` leaves out the
     character classes, a property of the interpreter rather than of the grounding code)."""
     lexicon, site_words, evidence = corpus()
-    support = Support([*(p.text for p in evidence if not p.fiction), FACTS], lexicon.tokenize,
-                      REFERENCE_YEAR, fiction=[p.text for p in evidence if p.fiction])
+    support = Support([*(p.whole for p in evidence if not p.fiction), FACTS], lexicon.tokenize,
+                      REFERENCE_YEAR, fiction=[p.whole for p in evidence if p.fiction])
     passages = [frozenset(lexicon.tokenize(p.whole)) for p in evidence]
 
     def context(question: str, picked: list[int]) -> Context:
         chosen = [evidence[i] for i in picked]
-        facts = [p.text for p in chosen if not p.fiction]
-        fiction = [p.text for p in chosen if p.fiction]
+        facts = [p.whole for p in chosen if not p.fiction]
+        fiction = [p.whole for p in chosen if p.fiction]
         return Context(chosen, Support([*facts, FACTS], lexicon.tokenize, REFERENCE_YEAR,
-                                       fiction=fiction), question, lexicon)
+                                       fiction=fiction), question, lexicon,
+                       site_words.unknown_terms(question))
 
     document = {
         "spec": "sk-grounding/1 sk-words/1",
@@ -328,7 +333,7 @@ def build(with_unicode: bool = True) -> dict[str, Any]:
         "constants": {
             "MIN_SUPPORT": attribution.MIN_SUPPORT, "MIN_SHARED": attribution.MIN_SHARED,
             "NEAR_BEST": attribution.NEAR_BEST, "KEEP_MARKER": attribution.KEEP_MARKER,
-            "MIN_LENGTH": premises.MIN_LENGTH, "STEM": premises.STEM,
+            "STEM": premises.STEM,
             "NUMBER_WORDS": text.NUMBER_WORDS, "IGNORED_NAMES": sorted(claims._IGNORED_NAMES),
             "TRIVIAL_NUMBERS": sorted(claims._TRIVIAL_NUMBERS),
             "DURATION": sorted(claims._DURATION), "YEARS": [claims._YEAR[0], claims._YEAR[-1]],

@@ -98,3 +98,14 @@ def test_the_premise_notice_names_what_the_site_never_uses(grounding):
     assert grounding.premise_notice("Where did Teo get his MBA?") == "The site never mentions: MBA."
     assert grounding.premise_notice("Where does Teo work now?") == ""
     assert grounding.premise_notice("How long did Teo stay in Zurich?") == ""
+    assert grounding.premise_notice("What was his biggest achievement in Zürich?") == ""
+
+
+def test_an_answer_that_plays_along_with_a_false_premise_is_corrected(grounding):
+    question = "Which university awarded Teo his PhD?"
+    evidence = evidence_for(grounding, question)
+    result = grounding.ground("Delft University of Technology.", question, evidence)
+    assert result.text == "The site does not mention PhD. Delft University of Technology."
+    assert result.changed and result.grounded
+    denial = grounding.ground("Teo does not have a PhD.", question, evidence)
+    assert not denial.changed

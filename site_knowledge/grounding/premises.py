@@ -13,13 +13,15 @@ STEM = 4
 
 
 class SiteWords:
-    """The site's vocabulary (tokenizer terms) with every stem prefix, built once."""
+    """The site's vocabulary (tokenizer terms, folded as claims fold words) with every stem
+    prefix, built once."""
 
     def __init__(self, vocabulary: Collection[str], stopwords: Collection[str]) -> None:
         self.stopwords = frozenset(stopwords)
+        folded = {fold(term) for term in vocabulary}
         self.prefixes = frozenset(
-            term[:n] for term in vocabulary for n in range(STEM, len(term) + 1)
-        ) | frozenset(vocabulary)
+            term[:n] for term in folded for n in range(STEM, len(term) + 1)
+        ) | frozenset(folded)
 
     def uses(self, word: str) -> bool:
         """The site uses the word or a word of the same stem."""
