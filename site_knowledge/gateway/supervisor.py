@@ -202,8 +202,11 @@ class LlamaServer:
 
     def _check_identity(self, client: httpx.Client) -> None:
         props = client.get(self.spec.url + "/props")
-        alias = props.json().get("model_alias") if props.status_code == 200 else None
-        if alias != self.identity:
+        try:
+            data = props.json() if props.status_code == 200 else None
+        except ValueError:
+            data = None
+        if not isinstance(data, dict) or data.get("model_alias") != self.identity:
             self.stop()
             raise PortTaken(f"another process answers on {self.spec.url}; refusing to use it")
 
@@ -247,7 +250,6 @@ class Supervisor:
         self.ready_timeout_s = ready_timeout_s
         self._state = "stopped"
         self.restarts = 0
-        self.last_error: str | None = None
         self._stopping = threading.Event()
         self._grace_s = 10.0
         self._first = threading.Event()
@@ -309,8 +311,7 @@ class Supervisor:
                 return
             try:
                 self.server.start(self.ready_timeout_s)
-            except (ModelVerificationError, LlamaFailure) as exc:
-                self.last_error = str(exc)
+            except Exception as exc:  # any failure is retried: this thread must not end
                 print(f"llama-server restart {attempt + 1} failed: {exc}", file=sys.stderr,
                       flush=True)
                 continue
