@@ -340,13 +340,16 @@ def process_alive(pid: int) -> bool:
 
 class Serve:
     """``site-knowledge serve`` on the example site as a real subprocess, on free ports,
-    with llama-server at ``--threads 1``."""
+    with llama-server at ``--threads 1`` running SmolLM2-135M unless ``extra`` names a
+    model."""
 
     def __init__(self, site_dir: Path, *extra: str, llama_port: int | None = None) -> None:
         self.ports = {"--port": free_port(), "--gateway-port": free_port(),
                       "--llama-port": llama_port or free_port()}
+        model = [] if {"--model", "--model-preset"} & set(extra) else [
+            "--model-preset", "smollm2-135m"]
         args = [sys.executable, "-m", "site_knowledge.cli", "serve", str(site_dir),
-                "--threads", "1", *extra]
+                "--threads", "1", *model, *extra]
         for flag, port in self.ports.items():
             args += [flag, str(port)]
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
