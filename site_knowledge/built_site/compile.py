@@ -27,7 +27,7 @@ from site_knowledge.built_site.sources import SiteSources, SourcePage, site_sour
 from site_knowledge.embedding import Encoder
 from site_knowledge.plugin.gateways import loopback_warnings
 from site_knowledge.plugin.options import browser_options, site_settings
-from site_knowledge.plugin.pages import page_opt_out
+from site_knowledge.plugin.pages import page_input, page_opt_out
 
 # Pages a theme renders from its static_templates (search.html: the search plugin adds it),
 # which the plugin never sees, so they never get the box.
@@ -83,10 +83,8 @@ def _page_inputs(sources: SiteSources, pages: dict[str, Path], site_dir: Path,
             wanted = ", ".join(s.text for s in rule.selectors)
             raise BuildError(source.built_path, f"no main content: nothing matches {wanted} "
                                                 "(set --content-selector for this theme)")
-        inputs.append(PageInput(
-            src_path=source.src_uri, url=source.url, title=source.title(rendered_title(content)),
-            description=str(source.meta.get("description") or ""), html=content,
-        ))
+        inputs.append(page_input(source.src_uri, source.url, source.title(rendered_title(content)),
+                                 source.meta, content))
     if missing and not inputs:
         raise BuildError(str(site_dir), f"none of its {len(pages)} HTML pages is built from "
                                         "the config's docs_dir: is it this site's build?")

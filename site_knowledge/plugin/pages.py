@@ -15,6 +15,7 @@ from typing import Any, Literal, cast
 import yaml
 from mkdocs.utils.meta import YAML_RE, get_data
 
+from site_knowledge.build.compiler import PageInput
 from site_knowledge.build.model import Authority, BuildError
 from site_knowledge.build.ontology import AUTHORITIES
 
@@ -77,3 +78,11 @@ def page_opt_out(meta: Mapping[str, Any], part: Literal["index", "chat"]) -> boo
     if isinstance(setting, dict):
         return setting.get(part, True) is False
     return setting is False
+
+
+def page_input(src_path: str, url: str, title: str, meta: Mapping[str, Any], html: str) -> PageInput:
+    """A published page as the compiler takes it, with what its front matter says (description,
+    authority): one place for both adapters, so a page gets the same source either way."""
+    return PageInput(src_path=src_path, url=url, title=title,
+                     description=str(meta.get("description") or ""), html=html,
+                     authority=page_authority(meta, src_path))

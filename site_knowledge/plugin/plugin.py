@@ -30,7 +30,7 @@ from site_knowledge.build.prefetch import EmbeddingPrefetch
 from site_knowledge.embedding import Encoder
 from site_knowledge.plugin.gateways import loopback_warnings
 from site_knowledge.plugin.options import SiteKnowledgeOptions, browser_options, site_settings
-from site_knowledge.plugin.pages import is_draft, page_authority, page_opt_out, read_page_source
+from site_knowledge.plugin.pages import is_draft, page_input, page_opt_out, read_page_source
 
 if TYPE_CHECKING:
     from mkdocs.config.defaults import MkDocsConfig
@@ -107,11 +107,8 @@ class SiteKnowledgePlugin(BasePlugin[SiteKnowledgeOptions]):
         """Record the rendered HTML of each published page that has not opted out."""
         if (self.config.enabled and not is_excluded(page) and not is_listing(page)
                 and not page_opt_out(page.meta, "index")):
-            self._pages.append(PageInput(
-                src_path=page.file.src_uri, url=page.url, title=page.title or page.file.name,
-                description=str(page.meta.get("description") or ""), html=html,
-                authority=page_authority(page.meta, page.file.src_uri),
-            ))
+            self._pages.append(page_input(page.file.src_uri, page.url,
+                                          page.title or page.file.name, page.meta, html))
             if self._prefetch is not None:
                 self._prefetch.submit(self._pages[-1])
         return html
