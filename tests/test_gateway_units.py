@@ -12,6 +12,7 @@ from site_knowledge.gateway.config import Limits
 from site_knowledge.gateway.metrics import MAX_SAMPLES, Metrics, Sample, percentile
 from site_knowledge.gateway.model import ModelVerificationError, verify_model
 from site_knowledge.gateway.policy import Exchange, RateLimiter, Refusal, parse_body
+from site_knowledge.retrieval.index import Hit, PassageRecord, SourceRecord
 
 
 def test_admission_is_fifo_and_bounded():
@@ -50,20 +51,9 @@ def test_waiter_sees_positions_then_times_out():
     assert seen[0] == 1 and None in seen
 
 
-class _P:
-    def __init__(self, heading: str, text: str, url: str) -> None:
-        self.heading, self.text, self.url = heading, text, url
-
-
-class _S:
-    def __init__(self, title: str) -> None:
-        self.title = title
-
-
-class _H:
-    def __init__(self, title: str, heading: str, text: str, url: str) -> None:
-        self.passage = _P(heading, text, url)
-        self.source = _S(title)
+def _H(title: str, heading: str, text: str, url: str) -> Hit:
+    source = SourceRecord(title.lower(), "page", title, "", url.split("#")[0], "prose", None)
+    return Hit(PassageRecord(f"{source.id}#0", source.id, heading, text, url), source, 1.0, 1, 1)
 
 
 def test_messages_are_system_frozen_history_then_numbered_evidence():
