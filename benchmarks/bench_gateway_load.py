@@ -168,16 +168,22 @@ async def kill_mid_answer(serve: Serve) -> dict[str, Any]:
                         killed = time.monotonic()
                     if "done" in event or "error" in event:
                         terminals.append(event)
+        while (await client.get(serve.gateway + "/healthz")).status_code != 200:
+            await asyncio.sleep(0.25)
+        healthy = time.monotonic()
         tries = 0
         while True:
             tries += 1
+            asked = time.monotonic()
             again = await ask(client, serve.gateway, QUESTIONS[0])
             if any("done" in t for t in again.get("terminals", [])):
                 break
             await asyncio.sleep(5)
     return {"killed_stream_terminals": terminals,
+            "seconds_until_healthz_ok": round(healthy - killed, 1),
             "seconds_until_a_question_completed": round(time.monotonic() - killed, 1),
-            "questions_asked_meanwhile": tries}
+            "of_which_answering_it": round(time.monotonic() - asked, 1),
+            "questions_asked": tries}
 
 
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:

@@ -43,7 +43,10 @@ from site_knowledge.gateway.supervisor import LlamaServer, LlamaSpec
 
 pytestmark = [pytest.mark.llama, pytest.mark.slow, needs_llama]
 
-LIMITS = Limits(visitor_requests_per_minute=10_000, global_requests_per_minute=10_000)
+# Waiters here wait for a cold few-thousand-token answer on one shared CPU thread, which can
+# take longer than the default 60 s; the maximum wait has its own tests.
+LIMITS = Limits(visitor_requests_per_minute=10_000, global_requests_per_minute=10_000,
+                queue_wait_s=600.0)
 QUESTION = "What is slotmeter and what did it measure?"
 OFF_TOPIC = "What is the best recipe for banana bread?"
 LONG_QUESTION = "Describe each of Teo's projects in detail, one paragraph per project."
