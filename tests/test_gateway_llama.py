@@ -115,10 +115,10 @@ def test_question_streams_deltas_and_ends_with_resolvable_citations(gateway, exa
     assert terminal is not None and terminal["finish_reason"] in ("stop", "length")
     assert terminal["model"] == MODEL.name, "the box's 'answered by' line names the model"
     assert all(c in sources for c in terminal["citations"])
-    numbers = {int(n) for n in re.findall(r"\[(\d+)\]", stream.text)}
-    assert [c["n"] for c in terminal["citations"]] == sorted(
-        {n for n in numbers if n <= len(sources)},
-        key=lambda n: stream.text.index(f"[{n}]"))
+    shown = terminal.get("text", stream.text)  # grounding may revise what was streamed
+    markers = {int(n) for n in re.findall(r"\[(\d+)\]", shown)}
+    assert markers <= {c["n"] for c in terminal["citations"]}, "every marker shown resolves"
+    assert isinstance(terminal["grounded"], bool)
     assert metrics(gateway)["upstream"]["requests"] == before + 1
 
 
