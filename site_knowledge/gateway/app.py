@@ -7,7 +7,7 @@ import math
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
@@ -131,10 +131,13 @@ def _cors(gateway: Gateway, request: Request) -> dict[str, str]:
     return {}
 
 
-def tries_injection(ask: AskRequest) -> bool:
-    """The question or an earlier turn asks the assistant to drop its rules or role."""
-    return any(is_injection(text) for text in
-               (ask.question, *(t for e in ask.history for t in (e.question, e.answer))))
+def without_injected_turns(ask: AskRequest) -> AskRequest:
+    """The request less every earlier exchange whose question or answer tries to change the
+    assistant's role or rules: such a turn never reaches the model, while the visitor's new
+    question is still answered."""
+    kept = tuple(e for e in ask.history
+                 if not (is_injection(e.question) or is_injection(e.answer)))
+    return ask if len(kept) == len(ask.history) else replace(ask, history=kept)
 
 
 async def ask(request: Request) -> Response:
@@ -154,8 +157,10 @@ async def ask(request: Request) -> Response:
         visitor_request = parse_body(body, limits)
         gateway.limiter.check(
             visitor_key(request.headers.items(), client, gateway.config.proxies))
-        if "injection" in gateway.config.grounding and tries_injection(visitor_request):
-            return EventStream(refused(gateway, started), headers=cors)
+        if "injection" in gateway.config.grounding:
+            if is_injection(visitor_request.question):
+                return EventStream(refused(gateway, started), headers=cors)
+            visitor_request = without_injected_turns(visitor_request)
         # Whatever passes, no visitor text may spell a chat-template control token.
         ask_request = neutralise_request(visitor_request)
         result: SearchResult = await run_in_threadpool(

@@ -60,6 +60,10 @@ class Context:
     """The question's words that the site never uses (``SiteWords.unknown_terms``)."""
 
     @cached_property
+    def question_terms(self) -> list[str]:
+        return self.lexicon.tokenize(self.question)
+
+    @cached_property
     def passages(self) -> list[frozenset[str]]:
         """Each evidence passage's terms (label and text)."""
         return [frozenset(self.lexicon.tokenize(p.whole)) for p in self.evidence]
@@ -75,8 +79,7 @@ def ground(answer: str, context: Context, check_claims: bool = True) -> Grounded
     answer reliably and quotes the evidence sentence closest to the question, cited.
     """
     question_words = frozenset(fold(w) for w in WORD.findall(context.question))
-    question_terms = frozenset(t for t in context.lexicon.tokenize(context.question)
-                               if not t.isdigit())
+    question_terms = frozenset(t for t in context.question_terms if not t.isdigit())
     kept: list[Sentence] = []
     removed: list[Claim] = []
     seen: set[str] = set()
@@ -102,7 +105,8 @@ def ground(answer: str, context: Context, check_claims: bool = True) -> Grounded
     for sentence in kept:
         own = [int(m) for m in CITATION.findall(sentence.text)]
         valid = valid_markers(sentence.text, context.passages, context.lexicon)
-        found = valid or attribute(sentence.text, context.passages, context.lexicon)
+        found = valid or attribute(sentence.text, context.passages, context.lexicon,
+                                   context.question_terms)
         text = sentence.text
         if own and own != valid:
             text = _remark(text, found)
@@ -163,7 +167,7 @@ def _replacement(context: Context, removed: list[Claim]) -> Grounded:
     """The premise correction or ``UNSUPPORTED``, then the evidence sentence sharing the most
     distinct terms with the question (fiction never quoted), cited."""
     opening = _premise_correction(context, "") or UNSUPPORTED
-    question_terms = set(context.lexicon.tokenize(context.question))
+    question_terms = set(context.question_terms)
     best: tuple[int, int, str] | None = None
     for n, passage in enumerate(context.evidence, start=1):
         if passage.fiction:

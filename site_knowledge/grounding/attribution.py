@@ -38,9 +38,17 @@ def support(sentence_terms: Sequence[str], passage_terms: frozenset[str],
     return sum(lexicon.idf(t) for t in shared) / total, len(shared)
 
 
-def attribute(sentence: str, passages: Sequence[frozenset[str]], lexicon: Lexicon) -> list[int]:
+TERSE = 3
+"""A sentence with fewer distinct terms ("4", "Berlin, Germany") answers its question: the
+question's terms join its own for attribution."""
+
+
+def attribute(sentence: str, passages: Sequence[frozenset[str]], lexicon: Lexicon,
+              question_terms: Sequence[str] = ()) -> list[int]:
     """1-based numbers of the passages a sentence draws on, best first (empty if none)."""
     terms = lexicon.tokenize(plain(sentence))
+    if len(set(terms)) < TERSE:
+        terms = [*terms, *question_terms]
     scored = []
     for n, passage_terms in enumerate(passages, start=1):
         share, count = support(terms, passage_terms, lexicon)
