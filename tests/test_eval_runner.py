@@ -198,7 +198,7 @@ def test_retrieval_misses_are_told_from_generation_failures() -> None:
     given = Answer("Contoso.", evidence=[Citation(1, "cv/#career", "Career")])
     gated = Answer("That isn't covered on this site.", refused=True, evidence=[])
     assert runner.cause(item, missed, wrong, SITE) == "retrieval"
-    assert runner.cause(item, gated, wrong, SITE) == "retrieval"
+    assert runner.cause(item, gated, wrong, SITE) == "refused before generation"
     assert runner.cause(item, given, wrong, SITE) == "generation"
     assert runner.cause(item, Answer("Contoso."), wrong, SITE) == "unknown"
 

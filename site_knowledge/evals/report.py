@@ -214,7 +214,7 @@ def _battery_md(doc: dict[str, Any]) -> str:
     lines += _headline(doc)
     names = list(doc.get("baselines") or {})
     rows = [
-        [c, v["n"], v["score"], v["max_score"], v["percent"]]
+        [c, v["n"], v["score"], v["max_score"], f"{v['percent']:.1f}"]
         + [doc["baselines"][n]["by_category"].get(c, {}).get("score", "") for n in names]
         for c, v in summary["by_category"].items()
     ]

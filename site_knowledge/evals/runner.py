@@ -68,15 +68,18 @@ def summary(results: Sequence[Result]) -> dict[str, Any]:
 
 
 def cause(item: Item, answer: Answer, score: Score, site: SiteIndex | None) -> str | None:
-    """Why an item lost points: ``retrieval`` when no expected source reached the model (the
-    gate refused, or the passages missed), else ``generation``; ``unknown`` when the engine
-    does not report its evidence. None for full marks."""
+    """Why an item lost points: ``refused before generation`` when the engine refused with
+    no evidence (the gate, or the gateway's injection check), ``retrieval`` when the passages
+    given to the model hold no expected source, else ``generation``; ``unknown`` when the
+    engine does not report its evidence. None for full marks."""
     if score.score == score.max_score:
         return None
     if answer.error:
         return "error"
     if answer.evidence is None or site is None:
         return "unknown"
+    if not answer.evidence and answer.refused:
+        return "refused before generation"
     if item.sources and not site.any_expected([e.url for e in answer.evidence], item.sources):
         return "retrieval"
     return "generation"
