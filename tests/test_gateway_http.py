@@ -193,6 +193,8 @@ def test_answer_payload_and_citations(example_index, scripted):
     assert payload["id_slot"] == 1 and payload["cache_prompt"] is True
     assert payload["temperature"] == 0 and payload["max_tokens"] == 256
     assert payload["chat_template_kwargs"] == {"enable_thinking": False}
+    assert payload["stop"] == ["\nQuestion:", "\nExcerpts from the site:"]
+    assert payload["repeat_penalty"] == 1.1 and payload["repeat_last_n"] == 128
     messages = payload["messages"]
     assert messages[0] == {"role": "system", "content": example_index.artifact["prompt"]["system"]}
     assert messages[1:3] == [{"role": "user", "content": "Who is Teo?"},

@@ -109,3 +109,12 @@ def test_an_answer_that_plays_along_with_a_false_premise_is_corrected(grounding)
     assert result.changed and result.grounded
     denial = grounding.ground("Teo does not have a PhD.", question, evidence)
     assert not denial.changed
+
+
+def test_the_prompts_worked_examples_support_no_claim(grounding):
+    examples = grounding.index.artifact["prompt"]["examples"]
+    assert examples and examples in grounding.index.artifact["prompt"]["system"]
+    question = "Where does Teo work now?"
+    result = grounding.ground("Teo is a Data Engineer at Orbit Labs in Porto.", question,
+                              evidence_for(grounding, question))
+    assert not result.grounded and {c.text for c in result.removed} >= {"Orbit", "Porto"}

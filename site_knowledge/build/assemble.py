@@ -27,6 +27,7 @@ from site_knowledge.build.ontology_sources import ontology_sources
 from site_knowledge.build.prompt import (
     no_model_text,
     refusal_text,
+    render_examples,
     render_site_prompt,
     render_system_prompt,
 )
@@ -59,10 +60,12 @@ def load_knowledge_inputs(ontology: Path | None, site_name: str) -> tuple[list[S
     generic prompt and page sources only."""
     texts = (refusal_text(site_name), no_model_text())
     if ontology is None:
-        return [], PromptParts(render_site_prompt(site_name), *texts)
+        return [], PromptParts(render_site_prompt(site_name), *texts,
+                               render_examples(person=False))
     ont = load_ontology(ontology)
     sources = [*ontology_sources(ont), derived_facts(ont, date.today())]
-    return sources, PromptParts(render_system_prompt(ont, site_name), *texts)
+    return sources, PromptParts(render_system_prompt(ont, site_name), *texts,
+                                render_examples(person=True))
 
 
 def merged_budgets(overrides: Mapping[str, Mapping[str, int]]) -> dict[str, dict[str, int]]:

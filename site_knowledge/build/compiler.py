@@ -54,6 +54,8 @@ class PromptParts:
     system: str
     refusal: str
     no_model: str
+    examples: str = ""
+    """The worked examples inside ``system``: never facts about the site."""
 
 
 @dataclass
@@ -228,5 +230,6 @@ def _document(sources: Sequence[Source], passages: Sequence[Passage], prompt: Pr
                     "layout": LAYOUT},
         "gate": gate,
         "prompt": {"system": prompt.system, "refusal": prompt.refusal,
-                   "no_model": prompt.no_model, "budgets": options.budgets},
+                   "no_model": prompt.no_model, "examples": prompt.examples,
+                   "budgets": options.budgets},
     }

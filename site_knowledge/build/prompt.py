@@ -25,6 +25,12 @@ _ENV = Environment(
 )
 
 
+def render_examples(person: bool) -> str:
+    """The worked examples in the system prompt: about a made-up subject, so that readers can
+    leave them out of what an answer may state (``prompt.examples`` in the artifact)."""
+    return _ENV.get_template("_examples.j2").render(person=person).strip()
+
+
 def render_system_prompt(ont: Ontology, site_name: str) -> str:
     """Render the system prompt: rules, identity, core timelines and a few projects.
 
@@ -47,6 +53,7 @@ def render_system_prompt(ont: Ontology, site_name: str) -> str:
             residences=ont.residences,
             projects=ont.projects[:MAX_PROMPT_PROJECTS],
             span=format_span,
+            examples=render_examples(person=True),
         ).strip()
         + "\n"
     )
@@ -62,7 +69,8 @@ def render_site_prompt(site_name: str) -> str:
         The prompt text, deterministic for the same input.
     """
     template = _ENV.get_template("site_prompt.j2")
-    return template.render(site_name=site_name, person="", rules=()).strip() + "\n"
+    return template.render(site_name=site_name, person="", rules=(),
+                           examples=render_examples(person=False)).strip() + "\n"
 
 
 def refusal_text(site_name: str) -> str:

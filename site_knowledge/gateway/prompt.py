@@ -109,9 +109,16 @@ def messages(
     return out
 
 
+STOP = ("\nQuestion:", "\nExcerpts from the site:")
+"""An answer that starts a new turn of the prompt's layout has ended."""
+REPEAT_PENALTY, REPEAT_LAST_N = 1.1, 128
+"""A mild penalty on recent tokens: small models otherwise loop until the token budget."""
+
+
 def answer_payload(messages: list[dict[str, str]], *, slot: int, max_tokens: int) -> dict[str, Any]:
-    """llama-server's ``/v1/chat/completions`` body for an answer: greedy, prompt-cached in
-    the given slot, thinking off. The gateway, the evals' direct engine and the benchmarks all
+    """llama-server's ``/v1/chat/completions`` body for an answer: greedy with a mild
+    repetition penalty, stopped at a new turn of the prompt's layout, prompt-cached in the
+    given slot, thinking off. The gateway, the evals' direct engine and the benchmarks all
     send this body (each adds ``stream`` as it reads the reply).
 
     Args:
@@ -128,6 +135,9 @@ def answer_payload(messages: list[dict[str, str]], *, slot: int, max_tokens: int
         "cache_prompt": True,
         "temperature": 0,
         "max_tokens": max_tokens,
+        "repeat_penalty": REPEAT_PENALTY,
+        "repeat_last_n": REPEAT_LAST_N,
+        "stop": list(STOP),
         "chat_template_kwargs": {"enable_thinking": False},
     }
 

@@ -22,7 +22,8 @@ class SiteGrounding:
     def __init__(self, index: KnowledgeIndex) -> None:
         self.index = index
         self.lexicon = Lexicon(index.terms, index.idf)
-        self.facts = str(index.artifact["prompt"]["system"])
+        prompt = index.artifact["prompt"]
+        self.facts = str(prompt["system"]).replace(str(prompt.get("examples", "")), "")
         built = str(index.artifact.get("built_at", ""))
         self.reference_year = int(built[:4]) if built[:4].isdigit() else None
 
