@@ -301,6 +301,13 @@ def test_bare_numbers_state_nothing() -> None:
     assert score_answer(count, Answer("Four [1].", citations=CV), SITE).score == 3
 
 
+def test_a_terse_number_that_is_the_whole_answer_states_it() -> None:
+    count = Item(id="l-n", category="lookup", question="How many engineers did she mentor?",
+                 facts=(fact("re:\\bfour\\b|\\b4\\b"),), sources=("career",))
+    assert score_answer(count, Answer("4", citations=CV), SITE).score == 3
+    assert score_answer(count, Answer("4 [1]", citations=CV), SITE).score == 3
+
+
 def test_a_generation_loop_loses_a_point() -> None:
     loop = Answer("She works at Northwind Labs since 2021 [1]. " * 6, citations=CV, finish_reason="length")
     score = score_answer(LOOKUP, loop, SITE)

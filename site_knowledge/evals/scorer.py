@@ -16,7 +16,8 @@ URL and 1 for repetition. The score never goes below 0.
 
 What counts: a refusal is the engine's own flag or a refusal phrase in the answer's opening
 (never one buried later in a long answer). A required fact counts only in a sentence that holds
-no forbidden claim and has words (a list of bare numbers states nothing), and only through
+no forbidden claim and has words (a list of bare numbers states nothing; a bare number that is the
+whole answer does), and only through
 words that neither the visitor (question, history) nor a canned refusal already said; a pair
 must be stated in one sentence. A plain "no" answers a
 yes/no false premise. A URL cut off by the token limit is not a fabrication.
@@ -242,7 +243,10 @@ def score_answer(item: Item, answer: Answer, site: SiteIndex | None = None) -> S
     text = normalise(answer.text)
     said = sentences(answer.text)
     claims, tainted = _forbidden(item, text, said)
-    clean = [s for i, s in enumerate(said) if i not in tainted and _LETTER.search(s)]
+    # A sentence without a letter states nothing (a list of bare numbers from a loop), unless
+    # it is the whole answer: "4" to "how many" is a terse answer, not a list.
+    clean = [s for i, s in enumerate(said)
+             if i not in tainted and (_LETTER.search(s) or len(said) == 1)]
     refusal = site.refusal if site else ""
     plain_no = item.may_refuse and item.yes_no and says_no(answer.text)
     if item.may_refuse and item.yes_no and _YES.match(opening(answer.text)):
