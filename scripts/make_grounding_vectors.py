@@ -286,6 +286,7 @@ def patterns() -> dict[str, dict[str, Any]]:
         "BOUNDARY": text._BOUNDARY, "ABBREVIATION": text._ABBREVIATION, "WORD": text.WORD,
         "NEGATION": text.NEGATION, "NUMBER": text._NUMBER,
         "SENTENCE_OPENERS": claims._SENTENCE_OPENERS, "ANSWER_MARKERS": answer._MARKERS,
+        "LIST_NUMBER": text._LIST_NUMBER, "LIST_MARKER": claims._LIST_MARKER,
         **{f"INJECTION_{i}": p for i, p in enumerate(injection.PATTERNS)},
     }
     return {name: {"source": p.pattern, "ignorecase": bool(p.flags & re.IGNORECASE)}
@@ -333,7 +334,8 @@ def build(with_unicode: bool = True) -> dict[str, Any]:
         "constants": {
             "MIN_SUPPORT": attribution.MIN_SUPPORT, "MIN_SHARED": attribution.MIN_SHARED,
             "NEAR_BEST": attribution.NEAR_BEST, "KEEP_MARKER": attribution.KEEP_MARKER,
-            "STEM": premises.STEM,
+            "STEM": premises.STEM, "SHORT": claims._SHORT,
+            "QUOTE_MIN_WORDS": answer.QUOTE_MIN_WORDS, "UNSUPPORTED": answer.UNSUPPORTED,
             "NUMBER_WORDS": text.NUMBER_WORDS, "IGNORED_NAMES": sorted(claims._IGNORED_NAMES),
             "TRIVIAL_NUMBERS": sorted(claims._TRIVIAL_NUMBERS),
             "DURATION": sorted(claims._DURATION), "YEARS": [claims._YEAR[0], claims._YEAR[-1]],

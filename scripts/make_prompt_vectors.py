@@ -11,6 +11,7 @@ change to the prompt layout: ``.venv/bin/python scripts/make_prompt_vectors.py``
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -21,14 +22,18 @@ OUT = Path(__file__).resolve().parents[1] / "tests" / "data" / "prompt_vectors.j
 SYSTEM = "You answer questions about this site from its excerpts only.\nCite excerpts as [n]."
 
 RESULTS = [
-    {"title": "About", "heading": "", "url": "about/", "text": "Mira is a data engineer in Zürich."},
+    {"title": "About", "heading": "", "url": "about/", "text": "Mira is a data engineer in Zürich.",
+     "authority": "fact"},
     {"title": "Career", "heading": "Earlier roles", "url": "career/#earlier-roles",
-     "text": "From 2015 to 2021 she worked at Nordlicht GmbH in Köln."},
+     "text": "From 2015 to 2021 she worked at Nordlicht GmbH in Köln.", "authority": "prose"},
     {"title": "Projects", "heading": "Projects", "url": "projects/",
-     "text": "tidepool is a Rust crate for streaming joins; 1.5 million events per second."},
+     "text": "tidepool is a Rust crate for streaming joins; 1.5 million events per second.",
+     "authority": "prose"},
     {"title": "Emoji", "heading": "Faces 🙂", "url": "emoji/",
-     "text": "🙂" * 30 + " astral characters count once each."},
-    {"title": "Long", "heading": "", "url": "long/", "text": "word " * 200},
+     "text": "🙂" * 30 + " astral characters count once each.", "authority": "prose"},
+    {"title": "Long", "heading": "", "url": "long/", "text": "word " * 200, "authority": "prose"},
+    {"title": "Lore", "heading": "Alternate universes", "url": "lore/#alternate-universes",
+     "text": "In another universe Mira flies cargo planes.", "authority": "fiction"},
 ]
 HISTORY = [
     {"question": "Who is Mira?", "answer": "Mira is a data engineer [1]."},
@@ -39,7 +44,7 @@ HISTORY = [
     {"question": "And now?", "answer": "Brightwater AG [1].\n"},
 ]
 CASES: list[dict[str, Any]] = [
-    {"name": "plain", "history": [], "results": [0, 1, 2], "question": "What does Mira do?",
+    {"name": "plain", "history": [], "results": [0, 1, 2, 5], "question": "What does Mira do?",
      "notice": "", "budgets": {"evidence_chars": 1100, "history_chars": 1800, "max_exchanges": 4}},
     {"name": "premise notice", "history": [0], "results": [0, 1],
      "question": "When did Mira move from Zürich to München?",
@@ -75,8 +80,8 @@ def case(spec: dict[str, Any]) -> dict[str, Any]:
     """One case with the layout Python produces for it."""
     history = [Exchange(**HISTORY[i]) for i in spec["history"]]
     results = [RESULTS[i] for i in spec["results"]]
-    evidence = [Evidence(n, r["title"], r["heading"], r["url"], r["text"])
-                for n, r in enumerate(results, start=1)]
+    evidence = [Evidence(n, r["title"], r["heading"], r["url"], r["text"],
+                         r["authority"] == "fiction") for n, r in enumerate(results, start=1)]
     kept_history, kept_evidence = by_characters(history, evidence, Budgets(**spec["budgets"]))
     return {
         **spec,
@@ -84,7 +89,7 @@ def case(spec: dict[str, Any]) -> dict[str, Any]:
         "results": results,
         "kept_history": len(kept_history),
         "kept_evidence": [e.n for e in kept_evidence],
-        "support": [e.passage().whole for e in kept_evidence],
+        "passages": [asdict(e.passage()) for e in kept_evidence],
         "messages": messages(SYSTEM, kept_history, kept_evidence, spec["question"],
                              spec["notice"]),
     }

@@ -18,11 +18,17 @@ from gateway_fixtures import MODEL, ThreadedServer, free_port, needs_llama, star
 
 from site_knowledge.gateway.app import create_app
 from site_knowledge.gateway.config import GatewayConfig, Limits
+from site_knowledge.grounding.answer import UNSUPPORTED
 from site_knowledge.retrieval import load_index
 
 pytestmark = [pytest.mark.browser, pytest.mark.llama, pytest.mark.slow, needs_llama]
 
 QUESTION = "Where did Teo work before his current job?"
+# SmolLM2-135M (Q4_1, greedy) invents an amount for each (1,085 and 2,000 euros here); the
+# gateway's claim check replaces the answer. Two, so one model path diverging on another CPU
+# still leaves one replaced answer to check.
+INVENTS = ["How much did Teo's Portuguese course cost?", "What is Teo's salary?"]
+UNGROUNDED_NOTE = "Part of this answer was removed: the site does not support it."
 LONG = ("Tell me everything about Teo's career: each employer, the city, the years, what he "
         "built there and why he moved on.")
 
@@ -53,7 +59,7 @@ def test_streamed_cited_answer_queue_position_and_429(stack: tuple[Path, str, in
     site, gateway, port = stack
     result = run_node(
         "scenarios.mjs", "real_gateway", str(site),
-        json.dumps({"gateway": gateway, "question": QUESTION, "long": LONG}),
+        json.dumps({"gateway": gateway, "question": QUESTION, "long": LONG, "grounded": INVENTS}),
         env={"SK_SITE_PORT": str(port)},
     )
     assert result["offsite"] == []
@@ -68,6 +74,25 @@ def test_streamed_cited_answer_queue_position_and_429(stack: tuple[Path, str, in
         assert link["url"].startswith(f"http://127.0.0.1:{port}/")
     assert result["steps"] >= 3, "the answer should arrive as a stream"
     assert "Answered by the site's answer server" in result["firstText"]
+
+    replaced = []
+    for seen in result["grounded"]:
+        events = [json.loads(line[6:]) for line in seen["wire"].splitlines()
+                  if line.startswith("data: ")]
+        done = next(e for e in events if e.get("done"))
+        streamed = "".join(e["delta"] for e in events if "delta" in e)
+        answer = seen["answer"]
+        assert answer["engine"] == "gateway"
+        assert answer["grounded"] is done["grounded"]
+        assert answer["text"] == done.get("text", streamed), "done's text replaces the stream"
+        assert seen["shown"].strip() == answer["text"].strip()
+        assert [c["title"] for c in answer["citations"]] == [c["title"] for c in done["citations"]]
+        assert seen["note"] == (UNGROUNDED_NOTE if done["grounded"] is False else None)
+        if done["grounded"] is False:
+            replaced.append((streamed, answer["text"]))
+    assert replaced, f"no answer needed grounding: {[g['answer']['text'] for g in result['grounded']]}"
+    for streamed, shown in replaced:
+        assert shown != streamed and shown.startswith(UNSUPPORTED), (streamed, shown)
 
     assert "you are number 1 in line" in " ".join(result["queueSeen"])
     assert result["waitingAnswer"]["engine"] == "gateway"

@@ -8,7 +8,7 @@ import { runGateway } from "./engines/gateway.js";
 import { loadWllama, probeWebGPU, runWebLLM, runWllama } from "./engines/local.js";
 import { runSearchOnly } from "./engines/search.js";
 import { isInjection } from "./grounding.js";
-import { buildMessages, fitEvidence, fitHistory, freezeAnswer, supportText } from "./prompt.js";
+import { buildMessages, fitEvidence, fitHistory, freezeAnswer, passageOf } from "./prompt.js";
 import { retrievalQuery } from "./retrieval.js";
 
 const ENGINES = { gateway: runGateway, webllm: runWebLLM, wllama: runWllama, search: runSearchOnly };
@@ -320,9 +320,9 @@ class ChatBox {
 
   /** An in-browser model's finished answer as the visitor should read it (grounding.js). */
   async ground(answer, question, evidence) {
-    const support = evidence.map(supportText);
-    const checked = await this.worker.call({ type: "ground", answer, question, evidence: support });
-    this.stats.lastCheck = { answer, question, evidence: support, ...checked };
+    const passages = evidence.map(passageOf);
+    const checked = await this.worker.call({ type: "ground", answer, question, evidence: passages });
+    this.stats.lastCheck = { answer, question, evidence: passages, ...checked };
     const citations = checked.cited.map((n) => evidence[n - 1]).map((e) => ({ n: e.n, url: e.url, title: e.label }));
     return { text: checked.text, citations, grounded: checked.grounded };
   }

@@ -62,28 +62,32 @@ export const PYTHON_PATTERNS = {
   WORD: [String.raw`[^\W_]+(?:['’][^\W_]+)*`, false],
   NEGATION: [String.raw`\b(?:not|never|no|none|neither|nor|without|nothing|nowhere)\b|n['’]t\b`, true],
   NUMBER: [String.raw`(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(k\b|m\b)?`, true],
+  LIST_NUMBER: [String.raw`\s*\d{1,3}\.`, false],
   SENTENCE_OPENERS: [String.raw`(?:^|[:;(\"“‘]|\s[-–—]|^\s*(?:[-*•]|\d+[.)]))\s*$`, false],
+  LIST_MARKER: [String.raw`^\s*(?:[-*•]\s*)?\d{1,2}[.)]\s+`, false],
   ANSWER_MARKERS: [String.raw`[ \t]?\[\d{1,3}\]`, false],
   ...Object.fromEntries(INJECTION_SOURCES.map((source, i) => [`INJECTION_${i}`, [source, true]])),
 };
 
-function compiled(name, global = false) {
+function compiled(name, options = {}) {
   const [source, ignoreCase] = PYTHON_PATTERNS[name];
-  return pyRegex(source, { ignoreCase, global });
+  return pyRegex(source, { ignoreCase, ...options });
 }
 
 // ---- Text (text.py) ----
 
-const CITATION = compiled("CITATION", true);
-const MARKER = compiled("MARKER", true);
-const URL = compiled("URL", true);
-const CODE = compiled("CODE", true);
-const BOUNDARY = compiled("BOUNDARY", true);
+const ALL = { global: true };
+const CITATION = compiled("CITATION", ALL);
+const MARKER = compiled("MARKER", ALL);
+const URL = compiled("URL", ALL);
+const CODE = compiled("CODE", ALL);
+const BOUNDARY = compiled("BOUNDARY", ALL);
 const ABBREVIATION = compiled("ABBREVIATION");
-const WORD = compiled("WORD", true);
+const LIST_NUMBER = compiled("LIST_NUMBER", { fullmatch: true });
+const WORD = compiled("WORD", ALL);
 const NEGATION = compiled("NEGATION");
-const NUMBER = compiled("NUMBER", true);
-const ANSWER_MARKERS = compiled("ANSWER_MARKERS", true);
+const NUMBER = compiled("NUMBER", ALL);
+const ANSWER_MARKERS = compiled("ANSWER_MARKERS", ALL);
 const NUMBER_WORDS = new Map(Object.entries({
   two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9,
   ten: 10, eleven: 11, twelve: 12, thirteen: 13, fourteen: 14, fifteen: 15,
@@ -96,13 +100,16 @@ function wordsOf(text) {
   return text.match(WORD) || [];
 }
 
-/** Sentences and list items with their UTF-16 offsets in the answer (SPEC.md, "Sentences"). */
+/** Sentences and list items with their UTF-16 offsets in the answer (SPEC.md, "Sentences"): a
+ * stop after an abbreviation, a single letter or a lone list number (`2.`) ends none. */
 export function sentences(answer) {
   const out = [];
   let start = 0;
   for (const match of answer.matchAll(BOUNDARY)) {
     const head = answer.slice(start, match.index);
-    if (!match[0].includes("\n") && pySearch(ABBREVIATION, head.replace(/["')\]]+$/u, ""))) continue;
+    if (!match[0].includes("\n") && (pySearch(ABBREVIATION, head.replace(/["')\]]+$/u, "")) || LIST_NUMBER.test(head))) {
+      continue;
+    }
     append(out, answer, start, match.index);
     start = match.index + match[0].length;
   }
@@ -164,7 +171,12 @@ export function isInjection(text) {
 // ---- Claims (claims.py) ----
 
 const SENTENCE_OPENERS = compiled("SENTENCE_OPENERS");
-const IGNORED_NAMES = new Set(["i", "i'm", "i've", "i'd", "i'll"]);
+const LIST_MARKER = compiled("LIST_MARKER");
+const IGNORED_NAMES = new Set(["i", "i'm", "i've", "i'd", "i'll", "yes", "no", "yeah", "sure", "ok",
+  "okay", "correct", "indeed", "note", "none", "nothing", "unknown"]);
+/** A sentence of at most this many words (a list item, a one-word answer) has its opening word
+ * checked as a name too. */
+const SHORT = 2;
 const TRIVIAL_NUMBERS = new Set([0, 1]);
 const DURATION = new Set(["year", "month", "week", "day", "decade"]);
 const FIRST_YEAR = 1900;
@@ -179,32 +191,40 @@ function shares(a, b) {
   return false;
 }
 
+/** The sentences of the texts, less any that is itself an injection attempt (an instruction
+ * planted in a page is never support). */
+function* supportSentences(texts) {
+  for (const text of texts) {
+    for (const sentence of sentences(text)) if (!isInjection(sentence.text)) yield sentence.text;
+  }
+}
+
 /**
  * What an answer may state: the words of the evidence and the stable facts (less any sentence
- * that is itself an injection attempt), each number with the terms of the sentences that state
- * it, and the durations derivable from their years.
+ * that is itself an injection attempt; fiction apart, only good for denials), each number with
+ * the terms of the sentences that state it, and the durations derivable from their years.
  */
 export class Support {
   /**
-   * @param {string[]} texts the evidence passages (label and text) and the system prompt
+   * @param {string[]} texts the non-fiction evidence texts and the system prompt
    * @param {(text: string) => string[]} tokenizeText the site's tokenizer
    * @param {number|null} referenceYear the artifact's build year
+   * @param {string[]} fiction the fiction evidence texts
    */
-  constructor(texts, tokenizeText, referenceYear = null) {
+  constructor(texts, tokenizeText, referenceYear = null, fiction = []) {
     this.tokenize = tokenizeText;
     this.words = new Set();
     this.contexts = new Map();
-    for (const text of texts) {
-      for (const sentence of sentences(text)) {
-        if (isInjection(sentence.text)) continue; // an instruction planted in a page is never support
-        for (const w of wordsOf(sentence.text)) this.words.add(fold(w));
-        const terms = new Set(contentTerms(tokenizeText(sentence.text)));
-        for (const [, value] of numbers(sentence.text)) {
-          if (!this.contexts.has(value)) this.contexts.set(value, []);
-          this.contexts.get(value).push(terms);
-        }
+    for (const sentence of supportSentences(texts)) {
+      for (const w of wordsOf(sentence)) this.words.add(fold(w));
+      const terms = new Set(contentTerms(tokenizeText(sentence)));
+      for (const [, value] of numbers(sentence)) {
+        if (!this.contexts.has(value)) this.contexts.set(value, []);
+        this.contexts.get(value).push(terms);
       }
     }
+    this.fictionWords = new Set();
+    for (const sentence of supportSentences(fiction)) for (const w of wordsOf(sentence)) this.fictionWords.add(fold(w));
     const years = new Set();
     for (const v of this.contexts.keys()) if (Number.isInteger(v) && v >= FIRST_YEAR && v <= LAST_YEAR) years.add(v);
     if (referenceYear !== null && referenceYear !== undefined) years.add(referenceYear);
@@ -240,32 +260,42 @@ export function isName(word, opener) {
   return isUpper(letters[0]) && !opener;
 }
 
-/** The numbers and name-like words of one sentence, in order, as [kind, text]. */
-export function claims(sentence) {
-  const text = plain(sentence);
+/** The numbers and name-like words of one sentence, in order, as [kind, text] (a leading list
+ * number is not a claim). An opening word counts as a name in a sentence of at most SHORT words
+ * or before another capitalised word, unless it is a stopword (`tokenizeText` drops it). */
+export function claims(sentence, tokenizeText) {
+  const text = plain(sentence.replace(LIST_MARKER, ""));
   const found = numbers(text)
     .filter(([, value]) => !TRIVIAL_NUMBERS.has(value))
     .map(([written]) => ["number", written]);
+  const parts = [];
   for (const match of text.matchAll(WORD)) {
-    for (const part of match[0].split("-")) {
-      if (!part || isDigit(chars(part)[0])) continue;
-      const opener = pySearch(SENTENCE_OPENERS, text.slice(0, match.index));
-      if (isName(part, opener)) found.push(["name", part]);
-    }
+    for (const part of match[0].split("-")) if (part && !isDigit(chars(part)[0])) parts.push([match.index, part]);
   }
+  const short = parts.length <= SHORT;
+  parts.forEach(([start, part], index) => {
+    const opener = pySearch(SENTENCE_OPENERS, text.slice(0, start));
+    const followed = index + 1 < parts.length && isUpper(chars(parts[index + 1][1])[0]);
+    const capital = isUpper(chars(part)[0]);
+    if (isName(part, opener) ||
+        (opener && (short || followed) && capital && !IGNORED_NAMES.has(fold(part)) && tokenizeText(part).length)) {
+      found.push(["name", part]);
+    }
+  });
   return found;
 }
 
-/** The sentence's claims that the support never states; a denial may name what the
- * question named ("Teo never worked at Google"). */
+/** The sentence's claims that the support never states; a denial may name what the question
+ * named ("Teo never worked at Google") or what only fiction says. */
 export function unsupported(sentence, support, questionWords) {
   const negated = isNegated(sentence);
   const terms = new Set(contentTerms(support.tokenize(plain(sentence))));
   const out = [];
-  for (const claim of claims(sentence)) {
+  for (const claim of claims(sentence, support.tokenize)) {
     const [kind, written] = claim;
     let ok = kind === "number" ? support.hasNumber(numbers(written)[0][1], terms) : support.hasWord(written);
-    if (!ok && negated && questionWords.has(fold(written))) ok = true;
+    const folded = fold(written);
+    if (!ok && negated && (questionWords.has(folded) || support.fictionWords.has(folded))) ok = true;
     if (!ok) out.push(claim);
   }
   return out;
@@ -380,17 +410,26 @@ export function validMarkers(sentence, passages, lexicon) {
 
 // ---- Grounding an answer (answer.py) ----
 
+/** The opening of an answer whose every claim failed the check. */
+export const UNSUPPORTED = "I can't answer that reliably from this site.";
+const QUOTE_MIN_WORDS = 5;
+
+/** An evidence passage as grounding reads it: label and text, and its source's fiction flag. */
+export function whole(passage) {
+  return `${passage.label}\n${passage.text}`;
+}
+
 /**
  * Check a finished answer against its evidence and the stable facts.
  * @param {string} answer the model's text
- * @param {{evidence: string[], support: Support, question: string, refusal: string,
- *          lexicon: Lexicon}} context
+ * @param {{evidence: Array<{label: string, text: string, fiction: boolean}>, support: Support,
+ *          question: string, lexicon: Lexicon}} context evidence numbered from 1
  * @param {boolean} checkClaims false: only repeats are dropped and citations attributed
  * @returns {{text: string, cited: number[], changed: boolean, grounded: boolean,
  *            removed: Array<[string, string]>}}
  */
 export function ground(answer, context, checkClaims = true) {
-  const passages = context.evidence.map((text) => new Set(context.lexicon.tokenize(text)));
+  const passages = context.evidence.map((p) => new Set(context.lexicon.tokenize(whole(p))));
   const questionWords = new Set(wordsOf(context.question).map(fold));
   const kept = [];
   const removed = [];
@@ -456,18 +495,22 @@ function join(answer, kept, pieces) {
   return strip(out);
 }
 
+/** UNSUPPORTED, then the evidence sentence sharing the most distinct terms with the question
+ * (fiction never quoted), cited. */
 function replacement(context, removed) {
   const questionTerms = new Set(context.lexicon.tokenize(context.question));
   let best = null;
   context.evidence.forEach((passage, i) => {
-    for (const sentence of sentences(passage)) {
+    if (passage.fiction) return;
+    for (const sentence of sentences(passage.text)) {
+      if (splitSpace(sentence.text).length < QUOTE_MIN_WORDS || isInjection(sentence.text)) continue;
       let shared = 0;
       for (const t of new Set(context.lexicon.tokenize(sentence.text))) if (questionTerms.has(t)) shared += 1;
       if (shared && (best === null || shared > best.shared)) best = { shared, n: i + 1, text: sentence.text };
     }
   });
-  if (best === null) return { text: context.refusal, cited: [], changed: true, grounded: false, removed };
-  const text = `${context.refusal} What it does say: ${best.text} [${best.n}]`;
+  if (best === null) return { text: UNSUPPORTED, cited: [], changed: true, grounded: false, removed };
+  const text = `${UNSUPPORTED} The closest it comes: ${best.text} [${best.n}]`;
   return { text, cited: [best.n], changed: true, grounded: false, removed };
 }
 
@@ -478,14 +521,13 @@ function replacement(context, removed) {
 export class SiteGrounding {
   /**
    * @param {{lexicon: Lexicon, vocabulary: Iterable<string>, stopwords: Iterable<string>,
-   *          facts: string, refusal: string, referenceYear: number|null}} site
+   *          facts: string, referenceYear: number|null}} site
    */
-  constructor({ lexicon, vocabulary, stopwords, facts, refusal, referenceYear }) {
+  constructor({ lexicon, vocabulary, stopwords, facts, referenceYear }) {
     this.lexicon = lexicon;
     this.vocabulary = vocabulary;
     this.stopwords = stopwords;
     this.facts = facts;
-    this.refusal = refusal;
     this.referenceYear = referenceYear;
     this.words = null;
   }
@@ -499,7 +541,6 @@ export class SiteGrounding {
       vocabulary: [...index.bm25.postings.keys()],
       stopwords: index.stopwords,
       facts: String(prompt.system),
-      refusal: String(prompt.refusal),
       referenceYear: /^[0-9]{4}$/.test(year) ? Number(year) : null,
     });
   }
@@ -510,16 +551,18 @@ export class SiteGrounding {
     return notice(this.words.unknownTerms(question));
   }
 
-  /** Check an answer against `evidence` (label and text of each passage, numbered from 1). */
+  /** Check an answer against `evidence` ({label, text, fiction} per passage, numbered from 1)
+   * and the stable facts of the system prompt. */
   ground(answer, question, evidence, checkClaims = true) {
-    const support = new Support([...evidence, this.facts], this.lexicon.tokenize, this.referenceYear);
-    return ground(answer, { evidence, support, question, refusal: this.refusal, lexicon: this.lexicon }, checkClaims);
+    const texts = (fiction) => evidence.filter((p) => Boolean(p.fiction) === fiction).map((p) => p.text);
+    const support = new Support([...texts(false), this.facts], this.lexicon.tokenize, this.referenceYear, texts(true));
+    return ground(answer, { evidence, support, question, lexicon: this.lexicon }, checkClaims);
   }
 }
 
 /** The tunables and word lists, for the shared vectors to compare with Python's. */
 export const CONSTANTS = {
-  MIN_SUPPORT, MIN_SHARED, NEAR_BEST, KEEP_MARKER, MIN_LENGTH, STEM,
+  MIN_SUPPORT, MIN_SHARED, NEAR_BEST, KEEP_MARKER, MIN_LENGTH, STEM, SHORT, QUOTE_MIN_WORDS, UNSUPPORTED,
   NUMBER_WORDS: Object.fromEntries(NUMBER_WORDS),
   IGNORED_NAMES: [...IGNORED_NAMES].sort(),
   TRIVIAL_NUMBERS: [...TRIVIAL_NUMBERS].sort(),

@@ -33,15 +33,16 @@ export function fitEvidence(results, { evidence_chars: evidenceChars }) {
     const size = length(r.text);
     if (evidence.length && used + size > evidenceChars) break;
     const label = r.heading && r.heading !== r.title ? `${r.title} > ${r.heading}` : r.title;
-    evidence.push({ n: evidence.length + 1, label, text: r.text, url: r.url, title: r.title, id: r.id });
+    const fiction = r.authority === "fiction";
+    evidence.push({ n: evidence.length + 1, label, text: r.text, url: r.url, title: r.title, id: r.id, fiction });
     used += size;
   }
   return evidence;
 }
 
-/** A passage as grounding reads it: its label and its text (the gateway's Evidence.support). */
-export function supportText(evidence) {
-  return `${evidence.label}\n${evidence.text}`;
+/** A passage as grounding reads it (the gateway's Evidence.passage): label, text, fiction. */
+export function passageOf({ label, text, fiction }) {
+  return { label, text, fiction };
 }
 
 /** Chat messages: system, frozen history, then the excerpts, the premise notice (if any) and

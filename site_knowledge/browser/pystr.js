@@ -38,9 +38,9 @@ const PYTHON_CASELESS = /[\u0130\u0131]/g;
  * `[^\W_]`; any other construct is passed through, so a pattern that uses something else
  * Python-only fails to compile or fails the shared vectors rather than drifting quietly.
  * @param {string} source the Python pattern, verbatim
- * @param {{ignoreCase?: boolean, global?: boolean}} options
+ * @param {{ignoreCase?: boolean, global?: boolean, fullmatch?: boolean}} options
  */
-export function pyRegex(source, { ignoreCase = false, global = false } = {}) {
+export function pyRegex(source, { ignoreCase = false, global = false, fullmatch = false } = {}) {
   let out = "";
   let inClass = false;
   for (let i = 0; i < source.length; i++) {
@@ -70,6 +70,7 @@ export function pyRegex(source, { ignoreCase = false, global = false } = {}) {
       out += c;
     }
   }
+  if (fullmatch) out = `^(?:${out})$`; // pattern.fullmatch(text): JavaScript's $ is the very end
   return new RegExp(out, "u" + (ignoreCase ? "i" : "") + (global ? "g" : ""));
 }
 

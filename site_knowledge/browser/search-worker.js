@@ -44,7 +44,7 @@ function notice({ question }) {
   return grounding.premiseNotice(question);
 }
 
-/** A finished answer checked against its evidence (label and text per passage) and the facts. */
+/** A finished answer checked against its evidence ({label, text, fiction}) and the facts. */
 function ground({ answer, question, evidence }) {
   const { text, cited, changed, grounded } = grounding.ground(answer, question, evidence);
   return { text, cited, changed, grounded };

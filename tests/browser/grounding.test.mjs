@@ -11,6 +11,7 @@ import {
   CONSTANTS,
   Lexicon,
   PYTHON_PATTERNS,
+  SiteGrounding,
   SiteWords,
   Support,
   attribute,
@@ -26,6 +27,7 @@ import {
   support,
   unsupported,
   validMarkers,
+  whole,
 } from "../../site_knowledge/browser/grounding.js";
 import { asciiDigits, isDigit, isSpace, isUpper, length, pyRegex, pySearch } from "../../site_knowledge/browser/pystr.js";
 import { BM25, indexedText, tokenize } from "../../site_knowledge/browser/retrieval.js";
@@ -41,8 +43,16 @@ const bm25 = new BM25(
 );
 const lexicon = Lexicon.of(bm25, stopwords);
 const siteWords = new SiteWords(bm25.postings.keys(), stopwords);
-const fullSupport = new Support([...C.evidence, C.facts], lexicon.tokenize, C.reference_year);
-const passageTerms = C.evidence.map((e) => new Set(lexicon.tokenize(e)));
+const site = new SiteGrounding({
+  lexicon,
+  vocabulary: bm25.postings.keys(),
+  stopwords,
+  facts: C.facts,
+  referenceYear: C.reference_year,
+});
+const texts = (fiction) => C.evidence.filter((p) => p.fiction === fiction).map((p) => p.text);
+const fullSupport = new Support([...texts(false), C.facts], lexicon.tokenize, C.reference_year, texts(true));
+const passageTerms = C.evidence.map((e) => new Set(lexicon.tokenize(whole(e))));
 const show = (s) => JSON.stringify(s).slice(0, 90);
 
 /** Code points of "41-5a,61-7a,aa" (inclusive runs in hex). */
@@ -106,12 +116,13 @@ for (const c of V.fold) test(`fold ${show(c.word)}`, () => assert.equal(fold(c.w
 for (const c of V.numbers) test(`numbers ${show(c.text)}`, () => assert.deepEqual(numbers(c.text), c.numbers));
 for (const c of V.negation) test(`negation ${show(c.text)}`, () => assert.equal(isNegated(c.text), c.negated));
 for (const c of V.injection) test(`injection ${show(c.text)}`, () => assert.equal(isInjection(c.text), c.injection));
-for (const c of V.claims) test(`claims ${show(c.sentence)}`, () => assert.deepEqual(claims(c.sentence), c.claims));
+for (const c of V.claims) test(`claims ${show(c.sentence)}`, () => assert.deepEqual(claims(c.sentence, lexicon.tokenize), c.claims));
 
 test("support: words, numbers and durations", () => {
   assert.deepEqual([...fullSupport.words].sort(), V.support.words.slice().sort());
   assert.deepEqual([...fullSupport.contexts.keys()].sort((a, b) => a - b), V.support.numbers);
   assert.deepEqual([...fullSupport.durations].sort((a, b) => a - b), V.support.durations);
+  assert.deepEqual([...fullSupport.fictionWords].sort(), V.support.fiction_words.slice().sort());
 });
 
 for (const c of V.unsupported) {
@@ -145,14 +156,7 @@ for (const c of V.premises) {
 for (const c of V.ground) {
   test(`ground ${show(c.answer)}`, () => {
     const evidence = c.passages.map((i) => C.evidence[i]);
-    const context = {
-      evidence,
-      support: new Support([...evidence, C.facts], lexicon.tokenize, C.reference_year),
-      question: c.question,
-      refusal: C.refusal,
-      lexicon,
-    };
-    const { text, cited, changed, grounded, removed } = ground(c.answer, context, c.check_claims);
+    const { text, cited, changed, grounded, removed } = site.ground(c.answer, c.question, evidence, c.check_claims);
     assert.deepEqual({ text, cited, changed, grounded, removed }, {
       text: c.text, cited: c.cited, changed: c.changed, grounded: c.grounded, removed: c.removed,
     });

@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { buildMessages, fitEvidence, fitHistory, supportText } from "../../site_knowledge/browser/prompt.js";
+import { buildMessages, fitEvidence, fitHistory, passageOf } from "../../site_knowledge/browser/prompt.js";
 
 const DATA = join(dirname(fileURLToPath(import.meta.url)), "..", "data");
 const V = JSON.parse(readFileSync(join(DATA, "prompt_vectors.json"), "utf8"));
@@ -20,7 +20,7 @@ for (const c of V.cases) {
     assert.equal(history.length, c.kept_history);
     assert.deepEqual(history, c.history.slice(c.history.length - c.kept_history));
     assert.deepEqual(evidence.map((e) => e.n), c.kept_evidence);
-    assert.deepEqual(evidence.map(supportText), c.support);
+    assert.deepEqual(evidence.map(passageOf), c.passages);
     assert.deepEqual(buildMessages(V.system, history, evidence, c.question, c.notice), c.messages);
   });
 }

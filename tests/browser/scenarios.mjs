@@ -272,13 +272,29 @@ scenarios.keyboard = async function keyboard() {
 };
 
 
-/** The real gateway and llama-server: a streamed cited answer, a queue position, a 429.
- * ARG: JSON {gateway, question, long}. The gateway admits one generation and one waiter. */
+/** The real gateway and llama-server: a streamed cited answer, answers the gateway grounded
+ * (what streamed, the done event on the wire, what the box shows), a queue position, a 429.
+ * ARG: JSON {gateway, question, long, grounded: [questions]}. The gateway admits one generation
+ * and one waiter. */
 scenarios.real_gateway = async function realGateway() {
-  const { gateway, question, long } = JSON.parse(arg);
+  const { gateway, question, long, grounded: toGround } = JSON.parse(arg);
   return withSite(async ({ server, session, page }) => {
     const watch = async (p) => {
       await override(p, { gateways: [gateway] });
+      await p.addInitScript(() => {
+        // Keep a copy of each /api/ask event stream as it came over the wire.
+        window.__wire = [];
+        const fetchOriginal = window.fetch;
+        window.fetch = async (...args) => {
+          const response = await fetchOriginal(...args);
+          if (String(args[0]).endsWith("/api/ask") && response.ok) {
+            const entry = { body: null };
+            window.__wire.push(entry);
+            response.clone().text().then((body) => (entry.body = body));
+          }
+          return response;
+        };
+      });
       await p.goto(server.url);
       await openBox(p);
       await p.evaluate(() => {
@@ -298,6 +314,22 @@ scenarios.real_gateway = async function realGateway() {
     const first = await page.evaluate((q) => window.siteKnowledge.ask(q), question);
     const steps = await page.evaluate(() => window.__textSteps);
     const firstText = await boxText(page);
+
+    const grounded = [];
+    for (const q of toGround) {
+      await page.evaluate(() => window.siteKnowledge.forget());
+      const answer = await page.evaluate((text) => window.siteKnowledge.ask(text), q);
+      await page.waitForFunction(() => window.__wire.at(-1).body !== null);
+      const last = page.locator(".skn-exchange:last-child");
+      const note = last.locator(".skn-grounding");
+      grounded.push({
+        question: q,
+        answer,
+        wire: await page.evaluate(() => window.__wire.at(-1).body),
+        shown: await last.locator(".skn-text").innerText(),
+        note: (await note.count()) ? await note.innerText() : null,
+      });
+    }
 
     const pageB = await session.context.newPage();
     const pageC = await session.context.newPage();
@@ -319,6 +351,7 @@ scenarios.real_gateway = async function realGateway() {
       first,
       steps,
       firstText,
+      grounded,
       activeAnswer,
       waitingAnswer,
       queueSeen: await pageB.evaluate(() => window.__queueSeen),

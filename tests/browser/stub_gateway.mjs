@@ -13,7 +13,7 @@ import http from "node:http";
 /** What the /revised/ stand-in streams, and the grounded answer its done event carries. */
 export const REVISED = {
   streamed: ["Teo earns ", "190 euros ", "a month [1]."],
-  text: "The site doesn't say. What it does say: Teo is a Principal Engineer at Fennec Systems [1]",
+  text: "I can't answer that reliably from this site. The closest it comes: Teo is a Principal Engineer at Fennec Systems. [1]",
 };
 
 export async function startStubGateway() {
