@@ -112,6 +112,17 @@ def build_plain_theme_site(workdir: Path) -> Path:
     return build(config, workdir)
 
 
+def run_node_tests(suite: str) -> None:
+    """Run ``node --test`` on a suite in tests/browser and fail with its output on any failure."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node missing (scripts/setup_browser.sh)")
+    done = subprocess.run([node, "--test", str(BROWSER_TESTS / suite)], cwd=REPO,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
+    assert "# fail 0" in done.stdout
+
+
 def run_node(script: str, *args: str, env: dict[str, str] | None = None,
              timeout: float = 900) -> dict[str, Any]:
     """Run a node script from tests/browser; it prints one JSON object on its last line."""

@@ -12,7 +12,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from browser_sites import REPO, require_browser, run_node
+from browser_sites import REPO, require_browser, run_node, run_node_tests
 
 from evals.retrieval_sets import SETS, EvalSet
 from evals.sites import SITES, build
@@ -40,14 +40,8 @@ HARD_TEXT = [
 ]
 
 
-@needs_node
 def test_shared_vectors_node() -> None:
-    done = subprocess.run(
-        [str(NODE), "--test", str(REPO / "tests" / "browser" / "vectors.test.mjs")],
-        cwd=REPO, capture_output=True, text=True, timeout=300, check=False,
-    )
-    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
-    assert "# fail 0" in done.stdout
+    run_node_tests("vectors.test.mjs")
 
 
 @needs_node

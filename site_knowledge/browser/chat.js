@@ -6,6 +6,7 @@
 
 import { runGateway } from "./engines/gateway.js";
 import { loadWllama, probeWebGPU, runWebLLM, runWllama } from "./engines/local.js";
+import { neutralise, neutraliseTurn } from "./control_text.js";
 import { runSearchOnly } from "./engines/search.js";
 import { isInjection } from "./grounding.js";
 import { buildMessages, fitEvidence, fitHistory, freezeAnswer, passageOf } from "./prompt.js";
@@ -312,10 +313,14 @@ class ChatBox {
     return [question, ...this.history.flatMap((t) => [t.question, t.answer])].some(isInjection);
   }
 
-  /** The prompt for the in-browser models, with the premise notice the gateway also adds. */
+  /** The prompt for the in-browser models, as the gateway builds its own: the visitor's words
+   * with chat-template control text neutralised, and the premise notice. */
   async prompt(question, history, evidence) {
-    const notice = await this.worker.call({ type: "notice", question });
-    return buildMessages(this.meta.prompt.system, history, evidence, question, notice);
+    const asked = neutralise(question);
+    const notice = await this.worker.call({ type: "notice", question: asked });
+    const messages = buildMessages(this.meta.prompt.system, history.map(neutraliseTurn), evidence, asked, notice);
+    this.stats.lastPrompt = messages;
+    return messages;
   }
 
   /** An in-browser model's finished answer as the visitor should read it (grounding.js). */

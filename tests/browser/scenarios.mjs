@@ -101,6 +101,7 @@ const scenarios = {
         callsAfterInjection,
         answer,
         check: after.lastCheck,
+        asked: after.lastPrompt.at(-1).content,
         engineCalls: after.engineCalls,
         note: (await note.count()) ? { text: await note.innerText(), role: await note.getAttribute("role") } : null,
         shown: await page.locator(".skn-exchange:last-child .skn-text").innerText(),
