@@ -92,7 +92,8 @@ PLAIN = [
 ]
 FOLD = ["Teo's", "Cities", "Systems", "status", "Teo’s", "CITIES", "ﬁles", "ΟΔΟΣ", "Ärzte",
         "bus", "analysis", "ties", "dies", "𠀀ies", "𠀀𠀀ies", "Kovačević's", "İstanbul", "s",
-        "ss", "'s", "Öl"]
+        "ss", "'s", "Öl", "हिन्दी", "ภาษาไทย", "Nguyễn", "Ångström", "ǅemal", "e\u0301te\u0301s",
+        "ｶﾞﾗｽ"]
 NUMBERS = [
     "€85,000 a year, about 60k, since 2019, two kids, 3.5 stars, 40%",
     "٣٥ سنة and １２ items and 𝟗𝟖 points",
@@ -271,6 +272,8 @@ def unicode_classes() -> dict[str, Any]:
         "space": ranges(c for c in assigned if space.match(chr(c))),
         "upper": ranges(c for c in assigned if chr(c).isupper()),
         "digit": ranges(c for c in assigned if chr(c).isdigit()),
+        "combining": ranges(c for c in assigned if unicodedata.combining(chr(c))
+                            and unicodedata.normalize("NFD", chr(c)) == chr(c)),
         "decimal": decimal,
         "decimal_values": "".join(str(unicodedata.digit(d)) for d in decimal),
         "caseless_ascii": {chr(c): [letter for letter in "abcdefghijklmnopqrstuvwxyz"

@@ -10,9 +10,9 @@ import {
   asciiDigits,
   chars,
   isAlpha,
+  isCombining,
   isDigit,
   isUpper,
-  length,
   pyRegex,
   pySearch,
   rstrip,
@@ -131,9 +131,11 @@ export function plain(text) {
   return text.replace(MARKER, "").replace(URL, " ").replace(CODE, " ");
 }
 
-/** A word as claims compare it: NFKC, lower case, no possessive, plural folded. */
+/** A word as claims compare it: lower case without diacritics (NFKD, combining marks dropped,
+ * then NFKC), no possessive, plural folded. */
 export function fold(word) {
-  let w = word.normalize("NFKC").toLowerCase().replaceAll("’", "'");
+  const bare = chars(word.normalize("NFKD")).filter((c) => !isCombining(c)).join("");
+  let w = bare.normalize("NFKC").toLowerCase().replaceAll("’", "'");
   if (w.endsWith("'s")) w = w.slice(0, -2);
   return foldPlural(w);
 }
@@ -285,11 +287,13 @@ export function claims(sentence, tokenizeText) {
   return found;
 }
 
-/** The sentence's claims that the support never states; a denial may name what the question
- * named ("Teo never worked at Google") or what only fiction says. */
-export function unsupported(sentence, support, questionWords) {
+/** The sentence's claims that the support never states. A number's context is the sentence's
+ * terms and the question's (`questionTerms`: a short answer like "2019" answers the question it
+ * was asked). A denial may name what the question named ("Teo never worked at Google") or what
+ * only fiction says. */
+export function unsupported(sentence, support, questionWords, questionTerms = new Set()) {
   const negated = isNegated(sentence);
-  const terms = new Set(contentTerms(support.tokenize(plain(sentence))));
+  const terms = new Set([...contentTerms(support.tokenize(plain(sentence))), ...questionTerms]);
   const out = [];
   for (const claim of claims(sentence, support.tokenize)) {
     const [kind, written] = claim;
@@ -303,15 +307,15 @@ export function unsupported(sentence, support, questionWords) {
 
 // ---- Premises (premises.py) ----
 
-const MIN_LENGTH = 4;
 const STEM = 4;
 
-/** The site's vocabulary (tokenizer terms) with every stem prefix, built once. */
+/** The site's vocabulary (tokenizer terms, folded as claims fold words) with every stem prefix,
+ * built once. */
 export class SiteWords {
   constructor(vocabulary, stopwords) {
     this.stopwords = new Set(stopwords);
     this.prefixes = new Set();
-    for (const term of vocabulary) {
+    for (const term of new Set([...vocabulary].map(fold))) {
       const letters = chars(term);
       this.prefixes.add(term);
       for (let n = STEM; n <= letters.length; n++) this.prefixes.add(letters.slice(0, n).join(""));
@@ -325,16 +329,17 @@ export class SiteWords {
     return this.prefixes.has(stem) || this.prefixes.has(folded.join(""));
   }
 
-  /** Words of the question the site never uses, as the visitor wrote them. */
+  /** Names in the question (capitalised after the first word, or with inner capitals) that the
+   * site never uses, as the visitor wrote them; common words are left out. */
   unknownTerms(question) {
     const out = [];
     let index = 0;
     for (const [word] of question.matchAll(WORD)) {
       const opener = index === 0;
       index += 1;
-      const folded = fold(word);
-      if (this.stopwords.has(folded) || chars(word).some(isDigit) || this.uses(word)) continue;
-      if (!isName(word, opener) && length(folded) < MIN_LENGTH) continue;
+      if (!isName(word, opener) || this.stopwords.has(fold(word)) || chars(word).some(isDigit) || this.uses(word)) {
+        continue;
+      }
       if (!out.includes(word)) out.push(word);
     }
     return out;
@@ -423,7 +428,8 @@ export function whole(passage) {
  * Check a finished answer against its evidence and the stable facts.
  * @param {string} answer the model's text
  * @param {{evidence: Array<{label: string, text: string, fiction: boolean}>, support: Support,
- *          question: string, lexicon: Lexicon}} context evidence numbered from 1
+ *          question: string, lexicon: Lexicon, premiseTerms?: string[]}} context evidence
+ *          numbered from 1; premiseTerms: the question's names the site never uses
  * @param {boolean} checkClaims false: only repeats are dropped and citations attributed
  * @returns {{text: string, cited: number[], changed: boolean, grounded: boolean,
  *            removed: Array<[string, string]>}}
@@ -431,6 +437,7 @@ export function whole(passage) {
 export function ground(answer, context, checkClaims = true) {
   const passages = context.evidence.map((p) => new Set(context.lexicon.tokenize(whole(p))));
   const questionWords = new Set(wordsOf(context.question).map(fold));
+  const questionTerms = new Set(contentTerms(context.lexicon.tokenize(context.question)));
   const kept = [];
   const removed = [];
   const seen = new Set();
@@ -442,7 +449,7 @@ export function ground(answer, context, checkClaims = true) {
       continue;
     }
     seen.add(key);
-    const bad = checkClaims ? unsupported(sentence.text, context.support, questionWords) : [];
+    const bad = checkClaims ? unsupported(sentence.text, context.support, questionWords, questionTerms) : [];
     if (bad.length) {
       removed.push(...bad);
       dropped = true;
@@ -468,8 +475,20 @@ export function ground(answer, context, checkClaims = true) {
     pieces.push(text);
     for (const n of found) if (!cited.includes(n)) cited.push(n);
   }
-  if (!dropped && !rewritten) return { text: answer, cited, changed: false, grounded: true, removed: [] };
-  return { text: join(answer, kept, pieces), cited, changed: true, grounded: !removed.length, removed };
+  let text = dropped || rewritten ? join(answer, kept, pieces) : answer;
+  const correction = premiseCorrection(context, text);
+  if (correction) text = strip(`${correction} ${text}`);
+  if (!dropped && !rewritten && !correction) return { text: answer, cited, changed: false, grounded: true, removed: [] };
+  return { text, cited, changed: true, grounded: !removed.length, removed };
+}
+
+/** "The site does not mention A or B." for the question's premise terms that the answer does
+ * not deny (no negated sentence of it names them); empty when there are none. */
+function premiseCorrection(context, answer) {
+  const denied = new Set();
+  for (const s of sentences(answer)) if (isNegated(s.text)) for (const w of wordsOf(s.text)) denied.add(fold(w));
+  const missing = (context.premiseTerms || []).filter((t) => !denied.has(fold(t)));
+  return missing.length ? `The site does not mention ${missing.join(" or ")}.` : "";
 }
 
 function sameList(a, b) {
@@ -495,9 +514,10 @@ function join(answer, kept, pieces) {
   return strip(out);
 }
 
-/** UNSUPPORTED, then the evidence sentence sharing the most distinct terms with the question
- * (fiction never quoted), cited. */
+/** The premise correction or UNSUPPORTED, then the evidence sentence sharing the most distinct
+ * terms with the question (fiction never quoted), cited. */
 function replacement(context, removed) {
+  const opening = premiseCorrection(context, "") || UNSUPPORTED;
   const questionTerms = new Set(context.lexicon.tokenize(context.question));
   let best = null;
   context.evidence.forEach((passage, i) => {
@@ -509,8 +529,8 @@ function replacement(context, removed) {
       if (shared && (best === null || shared > best.shared)) best = { shared, n: i + 1, text: sentence.text };
     }
   });
-  if (best === null) return { text: UNSUPPORTED, cited: [], changed: true, grounded: false, removed };
-  const text = `${UNSUPPORTED} The closest it comes: ${best.text} [${best.n}]`;
+  if (best === null) return { text: opening, cited: [], changed: true, grounded: false, removed };
+  const text = `${opening} The closest it comes: ${best.text} [${best.n}]`;
   return { text, cited: [best.n], changed: true, grounded: false, removed };
 }
 
@@ -545,24 +565,31 @@ export class SiteGrounding {
     });
   }
 
-  /** "The site never mentions: ..." for the question's words the site never uses, or "". */
-  premiseNotice(question) {
+  /** The site's vocabulary with its stems, built on first use. */
+  siteWords() {
     this.words ||= new SiteWords(this.vocabulary, this.stopwords);
-    return notice(this.words.unknownTerms(question));
+    return this.words;
+  }
+
+  /** "The site never mentions: ..." for the question's names the site never uses, or "". */
+  premiseNotice(question) {
+    return notice(this.siteWords().unknownTerms(question));
   }
 
   /** Check an answer against `evidence` ({label, text, fiction} per passage, numbered from 1)
-   * and the stable facts of the system prompt. */
-  ground(answer, question, evidence, checkClaims = true) {
-    const texts = (fiction) => evidence.filter((p) => Boolean(p.fiction) === fiction).map((p) => p.text);
+   * and the stable facts of the system prompt. Without `checkClaims` no sentence is removed;
+   * without `premises` no premise correction is added. */
+  ground(answer, question, evidence, { checkClaims = true, premises = true } = {}) {
+    const texts = (fiction) => evidence.filter((p) => Boolean(p.fiction) === fiction).map(whole);
     const support = new Support([...texts(false), this.facts], this.lexicon.tokenize, this.referenceYear, texts(true));
-    return ground(answer, { evidence, support, question, lexicon: this.lexicon }, checkClaims);
+    const premiseTerms = premises ? this.siteWords().unknownTerms(question) : [];
+    return ground(answer, { evidence, support, question, lexicon: this.lexicon, premiseTerms }, checkClaims);
   }
 }
 
 /** The tunables and word lists, for the shared vectors to compare with Python's. */
 export const CONSTANTS = {
-  MIN_SUPPORT, MIN_SHARED, NEAR_BEST, KEEP_MARKER, MIN_LENGTH, STEM, SHORT, QUOTE_MIN_WORDS, UNSUPPORTED,
+  MIN_SUPPORT, MIN_SHARED, NEAR_BEST, KEEP_MARKER, STEM, SHORT, QUOTE_MIN_WORDS, UNSUPPORTED,
   NUMBER_WORDS: Object.fromEntries(NUMBER_WORDS),
   IGNORED_NAMES: [...IGNORED_NAMES].sort(),
   TRIVIAL_NUMBERS: [...TRIVIAL_NUMBERS].sort(),

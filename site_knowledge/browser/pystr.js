@@ -145,6 +145,22 @@ function decimalValue(char) {
   return steps % 10;
 }
 
+// A mark of the highest and of the lowest non-zero canonical combining class (240, 1).
+const HIGHEST_CLASS = "\u0345";
+const LOWEST_CLASS = "\u0334";
+
+/**
+ * unicodedata.combining(char) != 0, for a character that is its own NFD (as every character of
+ * an NFKD text is). JavaScript has no property for the canonical combining class, but NFD
+ * orders marks by it: a character of a non-zero class moves before a mark of class 240 or
+ * behind a mark of class 1, one of class 0 never moves.
+ */
+export function isCombining(char) {
+  const before = `a${HIGHEST_CLASS}${char}`;
+  const after = `a${char}${LOWEST_CLASS}`;
+  return before.normalize("NFD") !== before || after.normalize("NFD") !== after;
+}
+
 /** Decimal digits of any script as ASCII, as int() and float() read them. */
 export function asciiDigits(text) {
   return text.replace(DECIMAL, (d) => (d >= "0" && d <= "9" ? d : String(decimalValue(d))));

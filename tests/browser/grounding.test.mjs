@@ -29,7 +29,7 @@ import {
   validMarkers,
   whole,
 } from "../../site_knowledge/browser/grounding.js";
-import { asciiDigits, isDigit, isSpace, isUpper, length, pyRegex, pySearch } from "../../site_knowledge/browser/pystr.js";
+import { asciiDigits, isCombining, isDigit, isSpace, isUpper, length, pyRegex, pySearch } from "../../site_knowledge/browser/pystr.js";
 import { BM25, indexedText, tokenize } from "../../site_knowledge/browser/retrieval.js";
 
 const DATA = join(dirname(fileURLToPath(import.meta.url)), "..", "data");
@@ -50,7 +50,7 @@ const site = new SiteGrounding({
   facts: C.facts,
   referenceYear: C.reference_year,
 });
-const texts = (fiction) => C.evidence.filter((p) => p.fiction === fiction).map((p) => p.text);
+const texts = (fiction) => C.evidence.filter((p) => p.fiction === fiction).map(whole);
 const fullSupport = new Support([...texts(false), C.facts], lexicon.tokenize, C.reference_year, texts(true));
 const passageTerms = C.evidence.map((e) => new Set(lexicon.tokenize(whole(e))));
 const show = (s) => JSON.stringify(s).slice(0, 90);
@@ -71,22 +71,26 @@ function inRanges(ranges) {
 
 test(`character classes match Python's on every character of Unicode ${V.unicode.version}`, () => {
   const U = V.unicode;
-  const classes = { word: inRanges(U.word), space: inRanges(U.space), upper: inRanges(U.upper), digit: inRanges(U.digit) };
+  const classes = {
+    word: inRanges(U.word), space: inRanges(U.space), upper: inRanges(U.upper), digit: inRanges(U.digit),
+    combining: inRanges(U.combining),
+  };
   const word = pyRegex(String.raw`^\w$`);
   const asciiLetter = pyRegex("[a-z]", { ignoreCase: true });
-  const wrong = { word: [], space: [], upper: [], digit: [], caseless: [] };
+  const wrong = { word: [], space: [], upper: [], digit: [], combining: [], caseless: [] };
   for (const c of codePoints(U.assigned)) {
     const ch = String.fromCodePoint(c);
     if (word.test(ch) !== classes.word.has(c)) wrong.word.push(c);
     if (isSpace(ch) !== classes.space.has(c)) wrong.space.push(c);
     if (isUpper(ch) !== classes.upper.has(c)) wrong.upper.push(c);
     if (isDigit(ch) !== classes.digit.has(c)) wrong.digit.push(c);
+    if (ch.normalize("NFD") === ch && isCombining(ch) !== classes.combining.has(c)) wrong.combining.push(c);
     if (c > 127 && pySearch(asciiLetter, ch) !== ch in U.caseless_ascii) wrong.caseless.push(c);
   }
   for (const [ch, letters] of Object.entries(U.caseless_ascii)) {
     for (const letter of letters) assert.ok(pySearch(pyRegex(letter, { ignoreCase: true }), ch), `${ch} ~ ${letter}`);
   }
-  assert.deepEqual(wrong, { word: [], space: [], upper: [], digit: [], caseless: [] });
+  assert.deepEqual(wrong, { word: [], space: [], upper: [], digit: [], combining: [], caseless: [] });
   assert.equal(asciiDigits(U.decimal), U.decimal_values);
 });
 
@@ -156,7 +160,9 @@ for (const c of V.premises) {
 for (const c of V.ground) {
   test(`ground ${show(c.answer)}`, () => {
     const evidence = c.passages.map((i) => C.evidence[i]);
-    const { text, cited, changed, grounded, removed } = site.ground(c.answer, c.question, evidence, c.check_claims);
+    const { text, cited, changed, grounded, removed } = site.ground(c.answer, c.question, evidence, {
+      checkClaims: c.check_claims,
+    });
     assert.deepEqual({ text, cited, changed, grounded, removed }, {
       text: c.text, cited: c.cited, changed: c.changed, grounded: c.grounded, removed: c.removed,
     });
