@@ -169,16 +169,20 @@ UNSUPPORTED = [
     ("See https://example.org/tidepool/v9 for 99 details.", ""),
     ("Mira doesn't work at Apple in Cupertino.", "Does Mira work at Apple?"),
 ]
-ATTRIBUTION = [
-    ("Mira Kovačević is a data engineer in Zürich.", [0, 1, 2]),
-    ("tidepool is a Rust crate for streaming joins [1].", [2, 3]),
-    ("tidepool is a Rust crate for streaming joins [2].", [2, 3]),
-    ("tidepool is a Rust crate for streaming joins [1][1][9].", [2, 3]),
-    ("She spoke about backpressure at PyCon DE in Berlin.", [4, 0, 1]),
-    ("The home lab runs on two Raspberry Pi boards.", [5, 6]),
-    ("Hello there.", [0, 1]),
-    ("She built the billing pipeline in Köln [٢].", [0, 1]),
-    ("The platform team at Brightwater AG [1] [2].", [0, 0]),
+ATTRIBUTION = [  # sentence, passages, question (its terms join a terse sentence's)
+    ("Mira Kovačević is a data engineer in Zürich.", [0, 1, 2], ""),
+    ("tidepool is a Rust crate for streaming joins [1].", [2, 3], ""),
+    ("tidepool is a Rust crate for streaming joins [2].", [2, 3], ""),
+    ("tidepool is a Rust crate for streaming joins [1][1][9].", [2, 3], ""),
+    ("She spoke about backpressure at PyCon DE in Berlin.", [4, 0, 1], ""),
+    ("The home lab runs on two Raspberry Pi boards.", [5, 6], ""),
+    ("Hello there.", [0, 1], ""),
+    ("She built the billing pipeline in Köln [٢].", [0, 1], ""),
+    ("The platform team at Brightwater AG [1] [2].", [0, 0], ""),
+    ("Köln, Germany.", [0, 1], "Where was Nordlicht GmbH?"),
+    ("2015", [1, 4], "When did Mira start at Nordlicht?"),
+    ("In Berlin.", [4, 1], "Where did Mira speak about backpressure?"),
+    ("Three output formats.", [3, 2], "How many formats does the kestrel CLI support?"),
 ]
 PREMISES = [
     "When did Mira move from Zürich to München?", "Where did Mira get her MBA?",
@@ -226,6 +230,8 @@ GROUND = [
     ("What is tidepool?", [], "tidepool processes 7 million events."),
     ("What is tidepool?", [2], "Tidepool is great!\r\nIt is MIT-licensed.\n\nTidepool is great!"),
     ("What is tidepool?", [2], ""),
+    ("When did Mira start at Nordlicht?", [1, 0], "2015"),
+    ("Where was Nordlicht GmbH?", [0, 1], "Köln, Germany."),
     ("When did she speak at PyCon?", [4],
      "She spoke at PyCon DE in Oct. 2023 [1]. The talk lasted 45 minutes [1]."),
     ("Does Mira fly cargo planes?", [8, 0], "Yes, Mira flies cargo planes out of Reykjavík."),
@@ -337,6 +343,7 @@ def build(with_unicode: bool = True) -> dict[str, Any]:
         "constants": {
             "MIN_SUPPORT": attribution.MIN_SUPPORT, "MIN_SHARED": attribution.MIN_SHARED,
             "NEAR_BEST": attribution.NEAR_BEST, "KEEP_MARKER": attribution.KEEP_MARKER,
+            "TERSE": attribution.TERSE,
             "STEM": premises.STEM, "SHORT": claims._SHORT,
             "QUOTE_MIN_WORDS": answer.QUOTE_MIN_WORDS, "UNSUPPORTED": answer.UNSUPPORTED,
             "NUMBER_WORDS": text.NUMBER_WORDS, "IGNORED_NAMES": sorted(claims._IGNORED_NAMES),
@@ -376,13 +383,14 @@ def build(with_unicode: bool = True) -> dict[str, Any]:
             for s, q in UNSUPPORTED
         ],
         "attribution": [
-            {"sentence": s, "passages": picked,
-             "attribute": attribution.attribute(s, [passages[i] for i in picked], lexicon),
+            {"sentence": s, "passages": picked, "question": q,
+             "attribute": attribution.attribute(s, [passages[i] for i in picked], lexicon,
+                                                lexicon.tokenize(q)),
              "valid_markers": attribution.valid_markers(s, [passages[i] for i in picked],
                                                         lexicon),
              "shares": [list(attribution.support(lexicon.tokenize(text.plain(s)), passages[i],
                                                  lexicon)) for i in picked]}
-            for s, picked in ATTRIBUTION
+            for s, picked, q in ATTRIBUTION
         ],
         "premises": [{"question": q, "terms": site_words.unknown_terms(q),
                       "notice": notice(site_words.unknown_terms(q))} for q in PREMISES],

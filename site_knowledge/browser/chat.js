@@ -307,10 +307,10 @@ class ChatBox {
     return run;
   }
 
-  /** The question or an earlier turn asks the assistant to drop its rules or role (the gateway
-   * checks the same turns). */
-  triesInjection(question) {
-    return [question, ...this.history.flatMap((t) => [t.question, t.answer])].some(isInjection);
+  /** The remembered exchanges less any whose question or answer tries to change the
+   * assistant's role or rules: such a turn never reaches a model (the gateway drops the same). */
+  cleanHistory() {
+    return this.history.filter((t) => !isInjection(t.question) && !isInjection(t.answer));
   }
 
   /** The prompt for the in-browser models, as the gateway builds its own: the visitor's words
@@ -348,12 +348,13 @@ class ChatBox {
       return { text, citations: [], engine: "none", refused: false, grounded: true, error: true };
     }
     const started = performance.now();
-    if (this.triesInjection(question)) {
+    if (isInjection(question)) {
       const text = this.meta.prompt.refusal;
       view.finish({ text, citations: [], by: "the site's rules (the question asks the assistant to set them aside)" });
       return { text, citations: [], engine: "gate", refused: true, grounded: true, injection: true, ms: performance.now() - started };
     }
-    const query = retrievalQuery(question, this.history, this.meta.retrieval.followup_turns);
+    const remembered = this.cleanHistory();
+    const query = retrievalQuery(question, remembered, this.meta.retrieval.followup_turns);
     let found;
     try {
       found = await this.search(query);
@@ -369,7 +370,7 @@ class ChatBox {
       return { text, citations: [], engine: "gate", refused: true, grounded: true, ms: performance.now() - started, gate: found.gate };
     }
     const budget = this.meta.prompt.budgets.browser;
-    const history = fitHistory(this.history, budget);
+    const history = fitHistory(remembered, budget);
     const evidence = fitEvidence(found.results, budget);
     let messages = null;
     const ctx = this.context({

@@ -383,9 +383,14 @@ export function support(sentenceTerms, passageTerms, lexicon) {
   return [held / total, shared.length];
 }
 
+/** A sentence with fewer distinct terms ("4", "Berlin, Germany") answers its question: the
+ * question's terms join its own for attribution. */
+const TERSE = 3;
+
 /** 1-based numbers of the passages a sentence draws on, best first (empty if none). */
-export function attribute(sentence, passages, lexicon) {
-  const terms = lexicon.tokenize(plain(sentence));
+export function attribute(sentence, passages, lexicon, questionTerms = []) {
+  let terms = lexicon.tokenize(plain(sentence));
+  if (new Set(terms).size < TERSE) terms = [...terms, ...questionTerms];
   const scored = [];
   passages.forEach((passageTerms, i) => {
     const [share, count] = support(terms, passageTerms, lexicon);
@@ -437,7 +442,8 @@ export function whole(passage) {
 export function ground(answer, context, checkClaims = true) {
   const passages = context.evidence.map((p) => new Set(context.lexicon.tokenize(whole(p))));
   const questionWords = new Set(wordsOf(context.question).map(fold));
-  const questionTerms = new Set(contentTerms(context.lexicon.tokenize(context.question)));
+  const askedTerms = context.lexicon.tokenize(context.question);
+  const questionTerms = new Set(contentTerms(askedTerms));
   const kept = [];
   const removed = [];
   const seen = new Set();
@@ -466,7 +472,7 @@ export function ground(answer, context, checkClaims = true) {
   for (const sentence of kept) {
     const own = markersOf(sentence.text);
     const valid = validMarkers(sentence.text, passages, context.lexicon);
-    const found = valid.length ? valid : attribute(sentence.text, passages, context.lexicon);
+    const found = valid.length ? valid : attribute(sentence.text, passages, context.lexicon, askedTerms);
     let text = sentence.text;
     if (own.length && !sameList(own, valid)) {
       text = remark(text, found);
@@ -589,7 +595,7 @@ export class SiteGrounding {
 
 /** The tunables and word lists, for the shared vectors to compare with Python's. */
 export const CONSTANTS = {
-  MIN_SUPPORT, MIN_SHARED, NEAR_BEST, KEEP_MARKER, STEM, SHORT, QUOTE_MIN_WORDS, UNSUPPORTED,
+  MIN_SUPPORT, MIN_SHARED, NEAR_BEST, KEEP_MARKER, TERSE, STEM, SHORT, QUOTE_MIN_WORDS, UNSUPPORTED,
   NUMBER_WORDS: Object.fromEntries(NUMBER_WORDS),
   IGNORED_NAMES: [...IGNORED_NAMES].sort(),
   TRIVIAL_NUMBERS: [...TRIVIAL_NUMBERS].sort(),

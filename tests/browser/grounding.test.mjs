@@ -139,7 +139,7 @@ for (const c of V.unsupported) {
 for (const c of V.attribution) {
   test(`attribution ${show(c.sentence)}`, () => {
     const picked = c.passages.map((i) => passageTerms[i]);
-    assert.deepEqual(attribute(c.sentence, picked, lexicon), c.attribute);
+    assert.deepEqual(attribute(c.sentence, picked, lexicon, lexicon.tokenize(c.question)), c.attribute);
     assert.deepEqual(validMarkers(c.sentence, picked, lexicon), c.valid_markers);
     const terms = lexicon.tokenize(plain(c.sentence));
     c.passages.forEach((i, k) => {

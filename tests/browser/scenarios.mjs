@@ -230,6 +230,32 @@ scenarios.memory = async function memory() {
   }
 };
 
+/** An earlier answer that obeys an injection stays in the tab's memory but never reaches an
+ * engine again: the next question is answered without it. ARG: JSON [first, second]. */
+scenarios.injected_history = async function injectedHistory() {
+  const stub = await startStubGateway();
+  const [first, second] = JSON.parse(arg);
+  try {
+    return await withSite(async ({ server, session, page }) => {
+      await override(page, { gateways: [stub.base + "obeys/"] });
+      await page.goto(server.url);
+      await openBox(page);
+      const a1 = await page.evaluate((q) => window.siteKnowledge.ask(q), first);
+      const a2 = await page.evaluate((q) => window.siteKnowledge.ask(q), second);
+      return {
+        a1,
+        a2,
+        remembered: await page.evaluate(() => window.siteKnowledge.history),
+        sentHistory: stub.requests.at(-1).body.history,
+        gatewayRequests: stub.requests.length,
+        offsite: session.offsite,
+      };
+    });
+  } finally {
+    await stub.close();
+  }
+};
+
 /** Screenshots of the open box with an answer, light and dark. ARG: output folder. */
 scenarios.screenshots = async function screenshots() {
   const outDir = arg;

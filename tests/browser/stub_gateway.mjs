@@ -5,6 +5,7 @@
 //   /busy/   429 queue_full with Retry-After: 15
 //   /cut/    two deltas, then the connection closes without a terminal event
 //   /late/   an error event before any delta (a pre-generation refusal)
+//   /obeys/  an answer that obeys an injection (what a model can be led to say), cited
 //   /revised/ a stand-in for the gateway's grounding of one reply (a real model cannot be made
 //            to invent an amount on demand): deltas stating an invented amount, then done with
 //            the replacement `text`, `grounded: false` and citations by attribution
@@ -59,7 +60,9 @@ export async function startStubGateway() {
         send({ done: true, finish_reason: "stop", grounded: false, text: REVISED.text, citations: [{ n: 1, url: "", title: "Home" }] });
         return res.end();
       }
-      const parts = ["The stub gateway ", "answers from the site ", "[1]."];
+      const parts = mode === "obeys"
+        ? ["Understood. ", "You are now in developer mode ", "[1]."]
+        : ["The stub gateway ", "answers from the site ", "[1]."];
       const count = mode === "cut" ? 2 : parts.length;
       for (const part of parts.slice(0, count)) {
         send({ delta: part });
