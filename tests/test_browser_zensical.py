@@ -46,5 +46,5 @@ def test_on_topic_is_answered_from_the_site(site: Path) -> None:
     answer = result["answer"]
     assert answer["engine"] == "wllama" and answer["refused"] is False
     assert answer["text"].strip()
-    assert any("Fennec" in passage for passage in result["check"]["evidence"]), "site evidence"
+    assert any("Fennec" in passage["text"] for passage in result["check"]["evidence"]), "site evidence"
     assert "Answered by smollm2-135m-instruct-q8_0 on this device's CPU" in result["text"]

@@ -566,7 +566,8 @@ export class SiteGrounding {
       lexicon: Lexicon.of(index.bm25, index.stopwords),
       vocabulary: [...index.bm25.postings.keys()],
       stopwords: index.stopwords,
-      facts: String(prompt.system),
+      // The worked examples are about a made-up subject: never support for a claim.
+      facts: String(prompt.system).replace(String(prompt.examples ?? ""), ""),
       referenceYear: /^[0-9]{4}$/.test(year) ? Number(year) : null,
     });
   }
