@@ -243,15 +243,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         "date": datetime.now(UTC).isoformat(timespec="seconds"), "routing": asdict(settings),
         "sets": [],
     }
+    stem = report.slug(args.label or f"routing-{args.model_name}")
+    args.out.mkdir(parents=True, exist_ok=True)
     for eval_set in (s for s in sets if s.name in names):
         doc["sets"].append(asyncio.run(run_set(eval_set, args.sites / eval_set.site, args.llama,
                                                settings, args.limit)))
-    text = markdown(doc)
-    print(text, end="")
-    stem = report.slug(args.label or f"routing-{args.model_name}")
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / f"{stem}.json").write_text(json.dumps(doc, indent=2) + "\n", "utf-8")
-    (args.out / f"{stem}.md").write_text(text, "utf-8")
+        text = markdown(doc)
+        (args.out / f"{stem}.json").write_text(json.dumps(doc, indent=2) + "\n", "utf-8")
+        (args.out / f"{stem}.md").write_text(text, "utf-8")
+    print(markdown(doc), end="")
     print(f"wrote {args.out / stem}.json and .md")
     return 0
 

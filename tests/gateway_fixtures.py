@@ -240,6 +240,14 @@ def _route(reply: str, finish: str = "stop") -> list[bytes]:
 
 
 ROUTE_SCRIPTS: dict[str, list[bytes]] = {
+    # Valid verdicts, played on demand (a real model gives them only when it chooses to).
+    "not_on_site": _route('{"subject": "x", "intent": "not_on_site", "source_ids": []}'),
+    "unsafe": _route('{"subject": "x", "intent": "unsafe", "source_ids": []}'),
+    "answers": _route('{"answers": true}'),
+    "does_not_answer": _route('{"answers": false}'),
+}
+
+MALFORMED_ROUTES: dict[str, list[bytes]] = {
     # Routing replies a schema-constrained real model cannot give: each fails validation.
     "malformed_json": _route('{"subject": "slotmeter", "intent": "answer", "source_ids": ["1"'),
     "not_an_object": _route('["answer"]'),
@@ -250,16 +258,19 @@ ROUTE_SCRIPTS: dict[str, list[bytes]] = {
     "oversized": _route('{"subject": "x", "intent": "answer", "source_ids": ["1", "2", "3", "4"]}'),
     "truncated": _route('{"subject": "slotmeter", "intent": "answer", "source_ids": ["1', "length"),
 }
+ROUTE_SCRIPTS.update(MALFORMED_ROUTES)
 
 
 class ScriptedUpstream:
-    """A stand-in llama-server whose chat endpoint plays ``SCRIPTS[mode]`` (and
-    ``ROUTE_SCRIPTS[route_mode]`` for a routing call, one with a ``response_format``), and
-    whose ``/props`` and token counter answer ``REPLIES[props]`` and ``REPLIES[count]``."""
+    """A stand-in llama-server whose chat endpoint plays ``SCRIPTS[mode]`` (for a routing
+    call, one with a ``response_format``: ``ROUTE_SCRIPTS[route_mode]``, and
+    ``ROUTE_SCRIPTS[check_mode]`` for the check of a refusal), and whose ``/props`` and token
+    counter answer ``REPLIES[props]`` and ``REPLIES[count]``."""
 
     def __init__(self) -> None:
         self.mode = "ok"
         self.route_mode = "malformed_json"
+        self.check_mode = "does_not_answer"
         self.props = "ok"
         self.count: str | None = None
         self.requests: list[dict[str, Any]] = []
@@ -303,8 +314,10 @@ class ScriptedUpstream:
             return JSONResponse({"error": "boom"}, status_code=500)
         if self.mode == "busy503":
             return JSONResponse({"error": "no slot"}, status_code=503)
-        routing = "response_format" in self.requests[-1]
-        script = ROUTE_SCRIPTS[self.route_mode] if routing else SCRIPTS[self.mode]
+        schema = self.requests[-1].get("response_format", {}).get("json_schema", {})
+        script = {"route": ROUTE_SCRIPTS[self.route_mode],
+                  "check": ROUTE_SCRIPTS[self.check_mode]}.get(schema.get("name"),
+                                                               SCRIPTS[self.mode])
 
         async def body() -> Iterator[bytes]:  # type: ignore[misc]
             for part in script:

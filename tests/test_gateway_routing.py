@@ -2,15 +2,16 @@
 prefix, validation of every kind of bad reply, the evidence a route selects, and the gateway
 falling back to the hybrid order when a reply is unusable.
 
-The HTTP tests use the scripted upstream (``ScriptedUpstream.route_mode``) because the
-replies they play are ones a schema-constrained real model cannot give; the real call is in
+The HTTP tests use the scripted upstream (``ScriptedUpstream.route_mode``): it plays the
+malformed replies a schema-constrained real model cannot give, and a router's refusal and the
+check's verdict, which a real model gives only when it chooses to; the real call is in
 ``test_gateway_routing_llama.py``.
 """
 
 from __future__ import annotations
 
 import pytest
-from gateway_fixtures import ROUTE_SCRIPTS, ThreadedServer, ask, metrics
+from gateway_fixtures import MALFORMED_ROUTES, ThreadedServer, ask, metrics
 
 from site_knowledge.gateway import routing
 from site_knowledge.gateway.app import create_app
@@ -146,7 +147,7 @@ def test_a_decision_reads_as_the_done_event_and_a_metrics_word():
     assert failed.outcome() == "invalid_unknown_id" and not failed.refuses
 
 
-@pytest.mark.parametrize("mode", sorted(ROUTE_SCRIPTS))
+@pytest.mark.parametrize("mode", sorted(MALFORMED_ROUTES))
 def test_an_unusable_routing_reply_falls_back_to_the_hybrid_order(example_index, scripted, mode):
     """The scripted upstream plays a reply that a schema-constrained model cannot send."""
     upstream, url = scripted
@@ -201,3 +202,71 @@ def test_the_routing_flag_turns_routing_on_off_or_by_the_model(command):
     for name, preset in PRESETS.items():
         expected = Routing() if name in ROUTED_PRESETS else None
         assert routing_settings(auto, preset.file_name) == expected
+
+
+def test_the_check_reads_the_best_passages_and_answers_one_boolean(example_index):
+    hits = deep_hits(example_index, QUESTION)
+    settings = Routing(check_passages=2)
+    check = routing.check_messages(AskRequest(QUESTION, ()), hits, settings)
+    assert check[0]["content"] == routing.CHECK_RULES
+    user = check[1]["content"]
+    assert hits[0].passage.text in user and hits[1].passage.text in user
+    assert hits[2].passage.text not in user and user.endswith(f"Question: {QUESTION}")
+    body = routing.check_payload(check, settings)
+    assert body["id_slot"] == 0 and body["temperature"] == 0
+    assert body["response_format"]["json_schema"]["schema"] == routing.CHECK_SCHEMA
+    assert routing.parse_check('{"answers": true}') is True
+    assert routing.parse_check('{"answers": false}') is False
+    for bad in ('{"answers": "yes"}', '{"answers": true, "why": "x"}', "[true]", "yes"):
+        with pytest.raises(routing.RouteError) as raised:
+            routing.parse_check(bad)
+        assert raised.value.reason == "bad_check"
+
+
+def test_an_overruled_refusal_answers_and_says_so():
+    overruled = routing.Decision(routing.Route("not_on_site", ()), [], overruled=True)
+    assert not overruled.refuses and overruled.outcome() == "not_on_site_overruled"
+    assert overruled.public() == {"intent": "not_on_site", "source_ids": [], "overruled": True}
+
+
+@pytest.mark.parametrize(("route_mode", "check_mode", "checks"), [
+    ("not_on_site", "does_not_answer", 1), ("unsafe", "answers", 0)])
+def test_a_confirmed_refusal_ends_without_an_answer_call(example_index, scripted, route_mode,
+                                                         check_mode, checks):
+    """``unsafe`` is never checked; ``not_on_site`` stands when the check finds no answer."""
+    upstream, url = scripted
+    upstream.route_mode, upstream.check_mode = route_mode, check_mode
+    before = len(upstream.requests)
+    config = GatewayConfig((url,), limits=GENEROUS, routing=Routing())
+    with ThreadedServer(create_app(example_index, config)) as server:
+        stream = ask(server.url, "What is slotmeter?")
+        seen = metrics(server.url)
+    sent = upstream.requests[before:]
+    assert [r["response_format"]["json_schema"]["name"] for r in sent] == (
+        ["route"] + ["check"] * checks)
+    assert stream.events[0] == {"sources": []}
+    assert stream.text == example_index.artifact["prompt"]["refusal"]
+    assert stream.terminal == {"done": True, "finish_reason": "refused", "citations": [],
+                               "grounded": True,
+                               "route": {"intent": route_mode, "source_ids": []}}
+    assert seen["routing"]["outcomes"] == {route_mode: 1}
+    assert seen["outcomes"]["refused"] == 1 and seen["outcomes"]["completed"] == 0
+
+
+def test_a_refusal_the_check_overrules_is_answered_from_the_hybrid_order(example_index,
+                                                                         scripted):
+    upstream, url = scripted
+    upstream.mode, upstream.route_mode, upstream.check_mode = "ok", "not_on_site", "answers"
+    config = GatewayConfig((url,), limits=GENEROUS, routing=Routing())
+    question = "What is slotmeter?"
+    with ThreadedServer(create_app(example_index, config)) as server:
+        stream = ask(server.url, question)
+        seen = metrics(server.url)
+    assert upstream.requests[-1]["id_slot"] == 1
+    done = stream.terminal
+    assert done is not None and done["finish_reason"] == "stop"
+    assert done["route"] == {"intent": "not_on_site", "source_ids": [], "overruled": True}
+    sources = next(e["sources"] for e in stream.events if "sources" in e)
+    hybrid = example_index.search(question, []).hits
+    assert [s["url"] for s in sources] == [h.passage.url for h in hybrid][:len(sources)]
+    assert seen["routing"]["outcomes"] == {"not_on_site_overruled": 1}

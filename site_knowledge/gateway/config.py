@@ -37,6 +37,9 @@ class Routing:
         max_sources: the most sources one route may select.
         max_tokens: the routing call's output budget.
         turns: earlier exchanges shown to the router so that pronouns resolve.
+        check: a ``not_on_site`` route is checked against the best passages (a second,
+            one-word call) and overruled when they answer the question.
+        check_passages: how many of the best passages that check reads.
     """
 
     slot: int = 0
@@ -44,6 +47,8 @@ class Routing:
     max_sources: int = 3
     max_tokens: int = 96
     turns: int = 2
+    check: bool = True
+    check_passages: int = 2
 
 
 GROUNDING_STEPS = ("injection", "premises", "claims", "citations")
