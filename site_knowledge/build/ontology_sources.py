@@ -8,7 +8,9 @@ from site_knowledge.build.model import MAX_PASSAGE_CHARS, Section, Source
 from site_knowledge.build.ontology import CATEGORIES, Ontology, Story, format_month, format_span
 
 _SOURCE_INFO = {
-    "PROFILE": ("profile", "Profile", "Who {name} is, where {short} lives now, and contacts."),
+    "PROFILE": (
+        "profile", "Profile", "Who {name} is, where {short} lives and works now, and contacts."
+    ),
     "CAREER": ("career", "Career timeline", "Employers, job titles, dates and job locations."),
     "EDUCATION": ("education", "Education", "Degrees, institutions, dates and locations."),
     "LOCATION_HISTORY": (
@@ -104,6 +106,8 @@ def _profile(ont: Ontology) -> list[Section]:
     sentences = [
         f"{p.name} (known as {p.short_name}). {_sentence(p.headline)}",
         f"{p.short_name} currently lives in {p.current_location}.",
+        *(f"{p.short_name} currently works as {job.title} at {job.company}."
+          for job in ont.career if job.end is None),
         f"Email: {p.email}.",
         *([f"Links: {links}."] if links else []),
         p.summary,
