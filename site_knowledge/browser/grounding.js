@@ -61,6 +61,7 @@ export const PYTHON_PATTERNS = {
   ],
   WORD: [String.raw`[^\W_]+(?:['’][^\W_]+)*`, false],
   NEGATION: [String.raw`\b(?:not|never|no|none|neither|nor|without|nothing|nowhere)\b|n['’]t\b`, true],
+  REPORTED: [String.raw`\b(?:told|tells?|says?|said|claim(?:s|ed)?|ask(?:s|ed)|instruct(?:s|ed)|wr(?:ote|ites)|according\s+to)\b`, true],
   NUMBER: [String.raw`(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(k\b|m\b)?`, true],
   LIST_NUMBER: [String.raw`\s*\d{1,3}\.`, false],
   SENTENCE_OPENERS: [String.raw`(?:^|[:;(\"“‘]|\s[-–—]|^\s*(?:[-*•]|\d+[.)]))\s*$`, false],
@@ -86,6 +87,7 @@ const ABBREVIATION = compiled("ABBREVIATION");
 const LIST_NUMBER = compiled("LIST_NUMBER", { fullmatch: true });
 const WORD = compiled("WORD", ALL);
 const NEGATION = compiled("NEGATION");
+const REPORTED = compiled("REPORTED", ALL);
 const NUMBER = compiled("NUMBER", ALL);
 const ANSWER_MARKERS = compiled("ANSWER_MARKERS", ALL);
 const NUMBER_WORDS = new Map(Object.entries({
@@ -181,6 +183,10 @@ const IGNORED_NAMES = new Set(["i", "i'm", "i've", "i'd", "i'll", "yes", "no", "
 const SHORT = 2;
 const TRIVIAL_NUMBERS = new Set([0, 1]);
 const DURATION = new Set(["year", "month", "week", "day", "decade"]);
+/** A sentence of at least ECHO_MIN_TERMS terms echoes planted text when a planted sentence holds
+ * this share of its terms and more of them than any clean support sentence. */
+const ECHO_SHARE = 0.6;
+const ECHO_MIN_TERMS = 3;
 const FIRST_YEAR = 1900;
 const LAST_YEAR = 2100;
 
@@ -193,18 +199,28 @@ function shares(a, b) {
   return false;
 }
 
-/** The sentences of the texts, less any that is itself an injection attempt (an instruction
- * planted in a page is never support). */
-function* supportSentences(texts) {
-  for (const text of texts) {
-    for (const sentence of sentences(text)) if (!isInjection(sentence.text)) yield sentence.text;
+/** Each sentence of a text with whether it was planted: an injection attempt, or any later
+ * sentence of its line (a paragraph), which carries the attempt's payload. */
+export function* planted(text) {
+  for (const line of text.split("\n")) {
+    let tainted = false;
+    for (const sentence of sentences(line)) {
+      tainted = tainted || isInjection(sentence.text);
+      yield [sentence, tainted];
+    }
   }
 }
 
+/** The sentences of the texts, each as [text, planted]. */
+function* supportSentences(texts) {
+  for (const text of texts) for (const [sentence, isPlanted] of planted(text)) yield [sentence.text, isPlanted];
+}
+
 /**
- * What an answer may state: the words of the evidence and the stable facts (less any sentence
- * that is itself an injection attempt; fiction apart, only good for denials), each number with
- * the terms of the sentences that state it, and the durations derivable from their years.
+ * What an answer may state: the words of the evidence and the stable facts (less planted
+ * sentences: an injection attempt and the rest of its paragraph; fiction apart, only good for
+ * denials), each number with the terms of the sentences that state it, the durations derivable
+ * from their years, and the term sets of the clean and the planted sentences.
  */
 export class Support {
   /**
@@ -217,16 +233,27 @@ export class Support {
     this.tokenize = tokenizeText;
     this.words = new Set();
     this.contexts = new Map();
-    for (const sentence of supportSentences(texts)) {
-      for (const w of wordsOf(sentence)) this.words.add(fold(w));
+    this.clean = [];
+    this.planted = [];
+    this.plantedWords = [];
+    for (const [sentence, isPlanted] of supportSentences(texts)) {
       const terms = new Set(contentTerms(tokenizeText(sentence)));
+      if (isPlanted) {
+        this.planted.push(terms);
+        this.plantedWords.push(new Set(wordsOf(sentence).map(fold)));
+        continue;
+      }
+      this.clean.push(terms);
+      for (const w of wordsOf(sentence)) this.words.add(fold(w));
       for (const [, value] of numbers(sentence)) {
         if (!this.contexts.has(value)) this.contexts.set(value, []);
         this.contexts.get(value).push(terms);
       }
     }
     this.fictionWords = new Set();
-    for (const sentence of supportSentences(fiction)) for (const w of wordsOf(sentence)) this.fictionWords.add(fold(w));
+    for (const [sentence, isPlanted] of supportSentences(fiction)) {
+      if (!isPlanted) for (const w of wordsOf(sentence)) this.fictionWords.add(fold(w));
+    }
     const years = new Set();
     for (const v of this.contexts.keys()) if (Number.isInteger(v) && v >= FIRST_YEAR && v <= LAST_YEAR) years.add(v);
     if (referenceYear !== null && referenceYear !== undefined) years.add(referenceYear);
@@ -249,6 +276,19 @@ export class Support {
 
   hasWord(word) {
     return this.words.has(fold(word));
+  }
+
+  /** The sentence's terms are mostly a planted sentence's, more than any clean one's, and it
+   * does not report them as someone else's words ("told chatbots to say"). */
+  echoesPlanted(sentence, terms) {
+    if (terms.size < ECHO_MIN_TERMS || !this.planted.length) return false;
+    const overlap = (set) => [...terms].filter((t) => set.has(t)).length;
+    const shares = this.planted.map(overlap);
+    const best = shares.indexOf(Math.max(...shares));
+    const clean = Math.max(0, ...this.clean.map(overlap));
+    if (shares[best] < ECHO_SHARE * terms.size || shares[best] <= clean) return false;
+    const reported = [...sentence.matchAll(REPORTED)].map((m) => fold(m[0]));
+    return reported.every((word) => this.plantedWords[best].has(word));
   }
 }
 
@@ -293,7 +333,9 @@ export function claims(sentence, tokenizeText) {
  * only fiction says. */
 export function unsupported(sentence, support, questionWords, questionTerms = new Set()) {
   const negated = isNegated(sentence);
-  const terms = new Set([...contentTerms(support.tokenize(plain(sentence))), ...questionTerms]);
+  const own = new Set(contentTerms(support.tokenize(plain(sentence))));
+  if (!negated && support.echoesPlanted(sentence, own)) return [["planted", sentence.trim()]];
+  const terms = new Set([...own, ...questionTerms]);
   const out = [];
   for (const claim of claims(sentence, support.tokenize)) {
     const [kind, written] = claim;
@@ -528,8 +570,8 @@ function replacement(context, removed) {
   let best = null;
   context.evidence.forEach((passage, i) => {
     if (passage.fiction) return;
-    for (const sentence of sentences(passage.text)) {
-      if (splitSpace(sentence.text).length < QUOTE_MIN_WORDS || isInjection(sentence.text)) continue;
+    for (const [sentence, isPlanted] of planted(passage.text)) {
+      if (splitSpace(sentence.text).length < QUOTE_MIN_WORDS || isPlanted) continue;
       let shared = 0;
       for (const t of new Set(context.lexicon.tokenize(sentence.text))) if (questionTerms.has(t)) shared += 1;
       if (shared && (best === null || shared > best.shared)) best = { shared, n: i + 1, text: sentence.text };
@@ -602,4 +644,6 @@ export const CONSTANTS = {
   TRIVIAL_NUMBERS: [...TRIVIAL_NUMBERS].sort(),
   DURATION: [...DURATION].sort(),
   YEARS: [FIRST_YEAR, LAST_YEAR],
+  ECHO_SHARE,
+  ECHO_MIN_TERMS,
 };

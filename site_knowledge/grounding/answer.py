@@ -10,7 +10,7 @@ from functools import cached_property
 
 from .attribution import Lexicon, attribute, valid_markers
 from .claims import Claim, Support, unsupported
-from .injection import is_injection
+from .injection import planted
 from .text import CITATION, WORD, Sentence, fold, is_negated, plain, sentences
 
 _MARKERS = re.compile(r"[ \t]?\[\d{1,3}\]")
@@ -172,8 +172,8 @@ def _replacement(context: Context, removed: list[Claim]) -> Grounded:
     for n, passage in enumerate(context.evidence, start=1):
         if passage.fiction:
             continue
-        for sentence in sentences(passage.text):
-            if len(sentence.text.split()) < QUOTE_MIN_WORDS or is_injection(sentence.text):
+        for sentence, is_planted in planted(passage.text):
+            if len(sentence.text.split()) < QUOTE_MIN_WORDS or is_planted:
                 continue
             shared = len(question_terms & set(context.lexicon.tokenize(sentence.text)))
             if shared and (best is None or shared > best[0]):

@@ -127,6 +127,7 @@ test("support: words, numbers and durations", () => {
   assert.deepEqual([...fullSupport.contexts.keys()].sort((a, b) => a - b), V.support.numbers);
   assert.deepEqual([...fullSupport.durations].sort((a, b) => a - b), V.support.durations);
   assert.deepEqual([...fullSupport.fictionWords].sort(), V.support.fiction_words.slice().sort());
+  assert.deepEqual(fullSupport.planted.map((terms) => [...terms].sort()).sort(), V.support.planted);
 });
 
 for (const c of V.unsupported) {
