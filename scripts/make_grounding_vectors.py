@@ -307,7 +307,8 @@ def patterns() -> dict[str, dict[str, Any]]:
         "CITATION": text.CITATION, "MARKER": text._MARKER, "URL": text._URL, "CODE": text._CODE,
         "BOUNDARY": text._BOUNDARY, "ABBREVIATION": text._ABBREVIATION, "WORD": text.WORD,
         "NEGATION": text.NEGATION, "NUMBER": text._NUMBER,
-        "SENTENCE_OPENERS": claims._SENTENCE_OPENERS, "REPORTED": claims.REPORTED, "ANSWER_MARKERS": answer._MARKERS,
+        "SENTENCE_OPENERS": claims._SENTENCE_OPENERS, "REPORTED": claims.REPORTED,
+        "ANSWER_MARKERS": answer._MARKERS,
         "LIST_NUMBER": text._LIST_NUMBER, "LIST_MARKER": claims._LIST_MARKER,
         **{f"INJECTION_{i}": p for i, p in enumerate(injection.PATTERNS)},
     }
