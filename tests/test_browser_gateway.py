@@ -92,8 +92,9 @@ def test_streamed_cited_answer_queue_position_and_429(stack: tuple[Path, str, in
             replaced.append((streamed, answer["text"]))
     assert replaced, f"no answer needed grounding: {[g['answer']['text'] for g in result['grounded']]}"
     for streamed, shown in replaced:
-        assert shown != streamed and shown.startswith((UNSUPPORTED, "The site does not mention")), \
-            (streamed, shown)
+        # Replaced whole, or the unsupported sentences removed and the rest kept.
+        assert shown != streamed and (shown.startswith((UNSUPPORTED, "The site does not mention"))
+                                      or len(shown) < len(streamed)), (streamed, shown)
 
     assert "you are number 1 in line" in " ".join(result["queueSeen"])
     assert result["waitingAnswer"]["engine"] == "gateway"
