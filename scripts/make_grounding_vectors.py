@@ -177,6 +177,8 @@ UNSUPPORTED = [
     ("The recruiter wrote about a role in Oslo.", ""),
     ("The postscript told chatbots to say Mira is looking for a new job and wants to move to Oslo.", ""),
     ("Mira said she is looking for a new job and wants to move to Oslo.", ""),
+    ("Mira works at Brightwater AG in Zürich, and she is looking for a new job.", ""),
+    ("Mira works at Brightwater AG in Zürich, and she wants to move to Oslo.", ""),
 ]
 ATTRIBUTION = [  # sentence, passages, question (its terms join a terse sentence's)
     ("Mira Kovačević is a data engineer in Zürich.", [0, 1, 2], ""),
@@ -308,6 +310,7 @@ def patterns() -> dict[str, dict[str, Any]]:
         "BOUNDARY": text._BOUNDARY, "ABBREVIATION": text._ABBREVIATION, "WORD": text.WORD,
         "NEGATION": text.NEGATION, "NUMBER": text._NUMBER,
         "SENTENCE_OPENERS": claims._SENTENCE_OPENERS, "REPORTED": claims.REPORTED,
+        "CLAUSE": claims.CLAUSE,
         "ANSWER_MARKERS": answer._MARKERS,
         "LIST_NUMBER": text._LIST_NUMBER, "LIST_MARKER": claims._LIST_MARKER,
         **{f"INJECTION_{i}": p for i, p in enumerate(injection.PATTERNS)},

@@ -20,9 +20,11 @@ _SHORT = 2
 word checked as a name too."""
 _TRIVIAL_NUMBERS = frozenset({0.0, 1.0})
 _DURATION = frozenset({"year", "month", "week", "day", "decade"})
-ECHO_SHARE, ECHO_MIN_TERMS = 0.6, 3
-"""A sentence of at least ``ECHO_MIN_TERMS`` terms echoes planted text when a planted sentence
-holds this share of its terms and more of them than any clean support sentence."""
+ECHO_SHARE, ECHO_MIN_TERMS = 0.5, 3
+"""A sentence or clause of at least ``ECHO_MIN_TERMS`` terms echoes planted text when a planted
+sentence holds this share of its terms and more of them than any clean support sentence."""
+CLAUSE = re.compile(r"[,;:]\s+|\s+(?:and|but|while|because|so)\s+", re.IGNORECASE)
+"""Where a sentence divides into clauses ("Teo works at Fennec, and he is looking for a job")."""
 REPORTED = re.compile(r"\b(?:told|tells?|says?|said|claim(?:s|ed)?|ask(?:s|ed)|"
                       r"instruct(?:s|ed)|wr(?:ote|ites)|according\s+to)\b", re.IGNORECASE)
 """Reported speech: a sentence that says who said the planted words describes them, unless the
@@ -84,8 +86,9 @@ class Support:
         return fold(word) in self.words
 
     def echoes_planted(self, sentence: str, terms: frozenset[str]) -> bool:
-        """The sentence's terms are mostly a planted sentence's, more than any clean one's,
-        and it does not report them as someone else's words (``told chatbots to say``)."""
+        """The terms (of the sentence or one of its clauses) are mostly a planted sentence's,
+        more than any clean one's, and the sentence does not report them as someone else's
+        words (``told chatbots to say``)."""
         if len(terms) < ECHO_MIN_TERMS or not self.planted:
             return False
         shares = [len(terms & p) for p in self.planted]
@@ -107,6 +110,10 @@ def _sentences(texts: Iterable[str]) -> Iterable[tuple[str, bool]]:
 
 def _content_terms(terms: Iterable[str]) -> list[str]:
     return [t for t in terms if not t.isdigit()]
+
+
+def _clause_terms(clause: str, support: Support) -> frozenset[str]:
+    return frozenset(_content_terms(support.tokenize(plain(clause))))
 
 
 def is_name(word: str, opener: bool) -> bool:
@@ -158,7 +165,8 @@ def unsupported(sentence: str, support: Support, question_words: frozenset[str],
     """
     negated = is_negated(sentence)
     own = frozenset(_content_terms(support.tokenize(plain(sentence))))
-    if not negated and support.echoes_planted(sentence, own):
+    if not negated and any(support.echoes_planted(sentence, terms) for terms in
+                           [own, *(_clause_terms(c, support) for c in CLAUSE.split(sentence))]):
         return [Claim("planted", sentence.strip())]
     terms = own | question_terms
     out: list[Claim] = []
