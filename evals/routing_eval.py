@@ -34,9 +34,10 @@ from evals.retrieval_sets import SETS, EvalSet
 from site_knowledge.evals import report
 from site_knowledge.evals.dataset import RetrievalQuestion, load_items, load_questions
 from site_knowledge.gateway.answer import assemble_prompt, route_evidence
-from site_knowledge.gateway.app import Gateway, create_app, tries_injection
+from site_knowledge.gateway.app import Gateway, create_app, without_injected_turns
 from site_knowledge.gateway.config import GatewayConfig, Limits, Routing
 from site_knowledge.gateway.policy import AskRequest, Exchange
+from site_knowledge.grounding import is_injection
 
 if TYPE_CHECKING:
     from site_knowledge.retrieval import Hit, KnowledgeIndex
@@ -88,9 +89,10 @@ async def measure(routed: Gateway, plain: Gateway, question: RetrievalQuestion,
     ask = _ask(question, answers)
     outcome = Outcome(question.id, question.kind, question.in_scope, question.gated,
                       list(question.expected))
-    if tries_injection(ask):
+    if is_injection(ask.question):
         outcome.stopped_by = "injection"
         return outcome
+    ask = without_injected_turns(ask)
     index: KnowledgeIndex = routed.index
     result = index.search(ask.question, [h.question for h in ask.history], "hybrid",
                           routed.search_depth)
@@ -235,7 +237,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=report.default_dir())
     parser.add_argument("--label", default=None, help="report name (default from the model)")
     args = parser.parse_args(argv)
-    sets = [*SETS, battery_v2()]
+    sets = list({s.name: s for s in [*SETS, battery_v2()]}.values())
     names = args.only or ["battery-v2", "netbox", "evaluationcontext-blog", "drf-docs"]
     settings = Routing()
     doc: dict[str, Any] = {
