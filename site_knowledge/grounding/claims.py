@@ -112,8 +112,9 @@ def _content_terms(terms: Iterable[str]) -> list[str]:
     return [t for t in terms if not t.isdigit()]
 
 
-def _clause_terms(clause: str, support: Support) -> frozenset[str]:
-    return frozenset(_content_terms(support.tokenize(plain(clause))))
+def _terms(text: str, support: Support) -> frozenset[str]:
+    """The tokenizer terms of a sentence or clause's plain text, without pure digits."""
+    return frozenset(_content_terms(support.tokenize(plain(text))))
 
 
 def is_name(word: str, opener: bool) -> bool:
@@ -164,9 +165,9 @@ def unsupported(sentence: str, support: Support, question_words: frozenset[str],
     Reykjavík; that is fiction``): those words are not claims.
     """
     negated = is_negated(sentence)
-    own = frozenset(_content_terms(support.tokenize(plain(sentence))))
+    own = _terms(sentence, support)
     if not negated and any(support.echoes_planted(sentence, terms) for terms in
-                           [own, *(_clause_terms(c, support) for c in CLAUSE.split(sentence))]):
+                           [own, *(_terms(c, support) for c in CLAUSE.split(sentence))]):
         return [Claim("planted", sentence.strip())]
     terms = own | question_terms
     out: list[Claim] = []
