@@ -3,8 +3,9 @@
 The file holds ``site_knowledge/browser/prompt.js`` to ``site_knowledge/gateway/prompt.py``: for
 each case (system prompt, history, ranked passages, question, premise notice, character
 budgets) the exchanges and passages the character budgets keep, the chat messages, and each
-kept passage as grounding reads it. ``tests/test_gateway_prompt_vectors.py`` checks Python
-against the file, ``tests/browser/prompt.test.mjs`` checks JavaScript. Run after a deliberate
+kept passage as grounding reads it; and the answer's sampling settings.
+``tests/test_gateway_prompt_vectors.py`` checks Python against the file,
+``tests/browser/prompt.test.mjs`` checks JavaScript. Run after a deliberate
 change to the prompt layout: ``.venv/bin/python scripts/make_prompt_vectors.py``.
 """
 
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from site_knowledge.gateway.policy import Exchange
-from site_knowledge.gateway.prompt import Budgets, Evidence, by_characters, messages
+from site_knowledge.gateway.prompt import Budgets, Evidence, by_characters, messages, sampling
 
 OUT = Path(__file__).resolve().parents[1] / "tests" / "data" / "prompt_vectors.json"
 SYSTEM = "You answer questions about this site from its excerpts only.\nCite excerpts as [n]."
@@ -97,7 +98,7 @@ def case(spec: dict[str, Any]) -> dict[str, Any]:
 
 def build() -> dict[str, Any]:
     """The vectors document as Python computes it now."""
-    return {"system": SYSTEM, "cases": [case(spec) for spec in CASES]}
+    return {"system": SYSTEM, "sampling": sampling(), "cases": [case(spec) for spec in CASES]}
 
 
 def main() -> None:

@@ -5,6 +5,18 @@
 
 import { length, pyRegex, strip } from "./pystr.js";
 
+/**
+ * The answer's sampling settings in llama-server's names, as the gateway sends them
+ * (gateway/prompt.py `sampling`): greedy, a mild penalty on the last 128 tokens (small models
+ * otherwise loop), and stopped where the answer would start a new turn of this layout.
+ */
+export const SAMPLING = Object.freeze({
+  temperature: 0,
+  repeat_penalty: 1.1,
+  repeat_last_n: 128,
+  stop: Object.freeze(["\nQuestion:", "\nExcerpts from the site:"]),
+});
+
 const CITATION_STRIP = pyRegex(String.raw`[ \t]?\[\d{1,3}\]`, { global: true });
 
 /** An earlier answer as history keeps it: citation markers removed, once, when it is frozen. */

@@ -115,6 +115,14 @@ REPEAT_PENALTY, REPEAT_LAST_N = 1.1, 128
 """A mild penalty on recent tokens: small models otherwise loop until the token budget."""
 
 
+def sampling() -> dict[str, Any]:
+    """The answer's sampling settings in llama-server's names: what the gateway sends, and
+    what the box sends its local engines (``prompt.js`` ``SAMPLING``, held to this by the
+    shared prompt vectors)."""
+    return {"temperature": 0, "repeat_penalty": REPEAT_PENALTY,
+            "repeat_last_n": REPEAT_LAST_N, "stop": list(STOP)}
+
+
 def answer_payload(messages: list[dict[str, str]], *, slot: int, max_tokens: int) -> dict[str, Any]:
     """llama-server's ``/v1/chat/completions`` body for an answer: greedy with a mild
     repetition penalty, stopped at a new turn of the prompt's layout, prompt-cached in the
@@ -133,11 +141,8 @@ def answer_payload(messages: list[dict[str, str]], *, slot: int, max_tokens: int
         "id_slot": slot,
         "messages": messages,
         "cache_prompt": True,
-        "temperature": 0,
         "max_tokens": max_tokens,
-        "repeat_penalty": REPEAT_PENALTY,
-        "repeat_last_n": REPEAT_LAST_N,
-        "stop": list(STOP),
+        **sampling(),
         "chat_template_kwargs": {"enable_thinking": False},
     }
 

@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { buildMessages, fitEvidence, fitHistory, passageOf } from "../../site_knowledge/browser/prompt.js";
+import { SAMPLING, buildMessages, fitEvidence, fitHistory, passageOf } from "../../site_knowledge/browser/prompt.js";
 
 const DATA = join(dirname(fileURLToPath(import.meta.url)), "..", "data");
 const V = JSON.parse(readFileSync(join(DATA, "prompt_vectors.json"), "utf8"));
@@ -24,3 +24,7 @@ for (const c of V.cases) {
     assert.deepEqual(buildMessages(V.system, history, evidence, c.question, c.notice), c.messages);
   });
 }
+
+test("the local engines sample as the gateway does", () => {
+  assert.deepEqual({ ...SAMPLING, stop: [...SAMPLING.stop] }, V.sampling);
+});

@@ -1,6 +1,9 @@
 // In-browser language models: WebLLM on WebGPU, and llama.cpp in WebAssembly (wllama) on the
 // CPU. Both load lazily, report download progress, and stream. The system message and frozen
 // history stay byte-identical between turns, so each engine reuses its KV cache for them.
+// Both sample as the gateway does (prompt.js SAMPLING).
+
+import { SAMPLING } from "../prompt.js";
 
 let webgpuProbe = null;
 let webllm = null;
@@ -91,7 +94,9 @@ export async function runWebLLM(ctx) {
     const chunks = await engine.chat.completions.create({
       messages: await ctx.messages(),
       stream: true,
-      temperature: 0,
+      temperature: SAMPLING.temperature,
+      repetition_penalty: SAMPLING.repeat_penalty,
+      stop: [...SAMPLING.stop],
       max_tokens: ctx.answerTokens,
     });
     const result = await stream(chunks, ctx, "The GPU model");
@@ -162,7 +167,8 @@ export async function runWllama(ctx) {
   const chunks = await instance.createChatCompletion({
     messages: await ctx.messages(),
     stream: true,
-    temperature: 0,
+    ...SAMPLING,
+    stop: [...SAMPLING.stop],
     max_tokens: ctx.answerTokens,
     cache_prompt: true,
     timings_per_token: true,
