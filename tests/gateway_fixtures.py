@@ -260,17 +260,27 @@ MALFORMED_ROUTES: dict[str, list[bytes]] = {
 }
 ROUTE_SCRIPTS.update(MALFORMED_ROUTES)
 
+REWRITE_SCRIPTS: dict[str, list[bytes]] = {
+    # Follow-up rewrites played on demand: one that a real model gives when it resolves the
+    # pronoun, and one that slips in a word nobody said (each replayed the same every time).
+    "kestrel": _route('{"question": "What did Teo build at Kestrel Analytics?"}'),
+    "invented": _route('{"question": "What did Teo build in Munich?"}'),
+    "truncated": _route('{"question": "What did Teo build at', "length"),
+}
+
 
 class ScriptedUpstream:
     """A stand-in llama-server whose chat endpoint plays ``SCRIPTS[mode]`` (for a routing
     call, one with a ``response_format``: ``ROUTE_SCRIPTS[route_mode]``, and
-    ``ROUTE_SCRIPTS[check_mode]`` for the check of a refusal), and whose ``/props`` and token
+    ``ROUTE_SCRIPTS[check_mode]`` for the check of a refusal; for a follow-up rewrite,
+    ``REWRITE_SCRIPTS[rewrite_mode]``), and whose ``/props`` and token
     counter answer ``REPLIES[props]`` and ``REPLIES[count]``."""
 
     def __init__(self) -> None:
         self.mode = "ok"
         self.route_mode = "malformed_json"
         self.check_mode = "does_not_answer"
+        self.rewrite_mode = "kestrel"
         self.props = "ok"
         self.count: str | None = None
         self.requests: list[dict[str, Any]] = []
@@ -316,8 +326,9 @@ class ScriptedUpstream:
             return JSONResponse({"error": "no slot"}, status_code=503)
         schema = self.requests[-1].get("response_format", {}).get("json_schema", {})
         script = {"route": ROUTE_SCRIPTS[self.route_mode],
-                  "check": ROUTE_SCRIPTS[self.check_mode]}.get(schema.get("name"),
-                                                               SCRIPTS[self.mode])
+                  "check": ROUTE_SCRIPTS[self.check_mode],
+                  "question": REWRITE_SCRIPTS[self.rewrite_mode]}.get(schema.get("name"),
+                                                                     SCRIPTS[self.mode])
 
         async def body() -> Iterator[bytes]:  # type: ignore[misc]
             for part in script:

@@ -145,6 +145,8 @@ class GatewayEngine:
                             answer.grounded = event["grounded"]
                         if isinstance(event.get("text"), str):
                             revised = event["text"]
+                        if isinstance(event.get("standalone"), str):
+                            answer.standalone = event["standalone"]
                         break
                     elif "error" in event:
                         terminal = True

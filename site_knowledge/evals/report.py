@@ -249,6 +249,8 @@ def _battery_md(doc: dict[str, Any]) -> str:
     lines += ["", "## Answers", ""]
     for q in doc["questions"]:
         lines.append(f"- `{q['id']}` {q['score']}/{q['max_score']} — Q: {q['question']}  ")
+        if q.get("standalone"):
+            lines.append(f"  read as: {q['standalone']}  ")
         lines.append(f"  A: {_clip(q.get('answer') or '')}  ")
         if q.get("streamed_answer") is not None:
             lines.append(f"  streamed (replaced): {_clip(q['streamed_answer'])}  ")

@@ -149,6 +149,7 @@ def _question(item: Item, answer: Answer, score: Score, site: SiteIndex | None) 
         "cause": cause(item, answer, score, site),
         "question": item.question,
         "history": [asdict(t) for t in item.history],
+        **({"standalone": answer.standalone} if answer.standalone is not None else {}),
         "answer": answer.text,
         **({"streamed_answer": answer.streamed_text} if answer.streamed_text is not None else {}),
         "citations": [asdict(c) for c in answer.citations],
@@ -282,6 +283,7 @@ def judge(url: str, item: Item, answer: Answer, timeout: float = 120.0) -> dict[
     case = {
         "question": item.question,
         "history": [asdict(t) for t in item.history],
+        **({"standalone": answer.standalone} if answer.standalone is not None else {}),
         "must_refuse": item.must_refuse,
         "required_facts": [[list(p) for p in f.parts] for f in item.facts],
         "forbidden_claims": [list(f) for f in item.forbidden],
@@ -330,6 +332,7 @@ def stored_answers(doc: dict[str, Any]) -> dict[str, Answer]:
             evidence=_citations(q.get("evidence")),
             grounded=q.get("grounded"),
             streamed_text=q.get("streamed_answer"),
+            standalone=q.get("standalone"),
         )
     return out
 

@@ -100,6 +100,8 @@ class Answer:
     """The ``done`` event's ``grounded`` flag, when the engine sends one."""
     streamed_text: str | None = None
     """The streamed text, kept when ``done`` replaced it with a revised ``text``."""
+    standalone: str | None = None
+    """The follow-up as the gateway rewrote it to stand alone (``done.standalone``)."""
 
 
 @dataclass

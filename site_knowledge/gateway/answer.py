@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from site_knowledge.grounding import Grounded
 
-from . import prompt, routing
+from . import followup, prompt, routing
 from .admission import QueueClosed, QueueTimeout, Ticket
 from .metrics import Sample
 from .pacing import DeadlinePassed, once, paced
@@ -178,11 +178,11 @@ def settle(gateway: Gateway, question: str, run: Run) -> Grounded:
 
 
 def done_payload(grounded: Grounded, evidence: Sequence[prompt.Evidence], finish_reason: str,
-                 model: str | None = None, route: dict[str, Any] | None = None
-                 ) -> dict[str, Any]:
+                 model: str | None = None, route: dict[str, Any] | None = None,
+                 standalone: str | None = None) -> dict[str, Any]:
     """The terminal ``done`` event: the cited evidence, whether the answer is grounded, the
-    answer to show instead of the streamed one when grounding changed it, and what the
-    router decided (when routing is on)."""
+    answer to show instead of the streamed one when grounding changed it, what the router
+    decided (when routing is on), and the follow-up as it was rewritten to stand alone."""
     by_n = {e.n: e for e in evidence}
     done: dict[str, Any] = {
         "done": True,
@@ -196,6 +196,8 @@ def done_payload(grounded: Grounded, evidence: Sequence[prompt.Evidence], finish
         done["model"] = model
     if route is not None:
         done["route"] = route
+    if standalone is not None:
+        done["standalone"] = standalone
     return done
 
 
@@ -268,14 +270,32 @@ async def route_evidence(gateway: Gateway, ask: AskRequest, hits: Sequence[Hit]
     return decision.hits, decision
 
 
+async def standalone(gateway: Gateway, ask: AskRequest, hits: Sequence[Hit]
+                     ) -> tuple[AskRequest, Sequence[Hit]]:
+    """A follow-up rewritten to stand alone (when that is on) and the passages its search
+    finds; the request and passages as they were when it is not rewritten, or when the
+    gate refuses the rewrite (the question with its history passed)."""
+    settings = gateway.config.followups
+    if settings is None or not ask.history:
+        return ask, hits
+    rewritten = await followup.rewrite(gateway, settings, ask)
+    if not rewritten.changed:
+        return ask, hits
+    result = await asyncio.to_thread(gateway.index.search, rewritten.question, (), "hybrid",
+                                     gateway.search_depth)
+    return replace(ask, question=rewritten.question), result.hits if result.answerable else hits
+
+
 async def prepare(gateway: Gateway, ask: AskRequest, hits: Sequence[Hit]
-                  ) -> tuple[Prompt | None, routing.Decision | None]:
-    """The answer's prompt, built from the evidence routing selects; no prompt when the
-    router refuses the question."""
+                  ) -> tuple[Prompt | None, routing.Decision | None, AskRequest]:
+    """The answer's prompt, built for the question as it stands alone, from the evidence
+    routing selects; no prompt when the router refuses the question. The question the
+    prompt and grounding read comes last."""
+    ask, hits = await standalone(gateway, ask, hits)
     evidence, decision = await route_evidence(gateway, ask, hits)
     if decision is not None and decision.refuses:
-        return None, decision
-    return await assemble_prompt(gateway, ask, evidence), decision
+        return None, decision, ask
+    return await assemble_prompt(gateway, ask, evidence), decision, ask
 
 
 async def answer(gateway: Gateway, ticket: Ticket, ask: AskRequest, hits: Sequence[Hit],
@@ -288,12 +308,13 @@ async def answer(gateway: Gateway, ticket: Ticket, ask: AskRequest, hits: Sequen
             yield waiting
         run.deadline = time.monotonic() + limits.generation_s
         decision: routing.Decision | None = None
+        read = ask
         async for built in paced(once(lambda: prepare(gateway, ask, hits)),
                                  limits.heartbeat_s, lambda: gateway.deadline(run.deadline)):
             if built is None:
                 yield HEARTBEAT
             else:
-                run.prompt, decision = built
+                run.prompt, decision, read = built
         route = decision.public() if decision else None
         if decision is not None and decision.refuses:
             run.outcome = "refused"
@@ -306,9 +327,11 @@ async def answer(gateway: Gateway, ticket: Ticket, ask: AskRequest, hits: Sequen
             yield delta
         reason = finished(run).reason
         run.outcome = "completed" if reason == "stop" else "truncated"
-        grounded = settle(gateway, ask.question, run)
+        grounded = settle(gateway, read.question, run)
         run.text = grounded.text
-        yield event(done_payload(grounded, evidence, reason, gateway.config.model, route))
+        rewritten = read.question if read is not ask else None
+        yield event(done_payload(grounded, evidence, reason, gateway.config.model, route,
+                                 rewritten))
     except Exception as exc:  # every path ends with one terminal event
         failure = failure_for(exc, gateway.closing)
         run.outcome = failure.outcome

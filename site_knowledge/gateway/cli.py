@@ -16,7 +16,7 @@ from .forwarding import DEFAULT_PROXY_HEADER, PROXY_HEADERS, ProxyTrust, parse_n
 from .presets import DEFAULT_PRESET, Preset, PresetError, preset
 
 if TYPE_CHECKING:
-    from .config import Routing
+    from .config import Followups, Routing
 
 DEFAULT_TOKEN_ENV = "SITE_KNOWLEDGE_GATEWAY_TOKEN"
 
@@ -79,6 +79,22 @@ def routing_settings(args: argparse.Namespace, model_file: str | None) -> Routin
     return Routing() if args.routing == "on" else None
 
 
+def add_followups_flag(parser: argparse.ArgumentParser) -> None:
+    """``--followups rewrite|off``: how a question with history is searched."""
+    parser.add_argument("--followups", choices=("rewrite", "off"), default="rewrite",
+                        help="rewrite: a question with history is first rewritten to stand "
+                             "alone (a short call on llama-server's slot 0, checked to add no "
+                             "word the conversation lacks), then searched and answered; off: "
+                             "searched with the earlier questions added")
+
+
+def followup_settings(args: argparse.Namespace) -> Followups | None:
+    """The follow-up rewriting ``--followups`` asks for."""
+    from .config import Followups
+
+    return Followups() if args.followups == "rewrite" else None
+
+
 def grounding_steps(args: argparse.Namespace) -> frozenset[str]:
     """The grounding steps left on by ``--no-grounding``."""
     from .config import GROUNDING_STEPS
@@ -116,6 +132,7 @@ def register(subparsers: Any) -> None:
     add_access_flags(gateway)
     add_grounding_flag(gateway)
     add_routing_flag(gateway)
+    add_followups_flag(gateway)
     gateway.add_argument("--model-name", default=None, help="model name shown by /healthz")
     gateway.set_defaults(handler=run_gateway)
 
@@ -143,6 +160,7 @@ def register(subparsers: Any) -> None:
     add_access_flags(serve)
     add_grounding_flag(serve)
     add_routing_flag(serve)
+    add_followups_flag(serve)
     serve.set_defaults(handler=run_serve)
     register_service(subparsers)
 
@@ -198,6 +216,7 @@ def run_gateway(args: argparse.Namespace) -> int:
         proxies=proxies,
         grounding=grounding_steps(args),
         routing=routing_settings(args, args.model_name),
+        followups=followup_settings(args),
     )
     app = create_app(index, config)
     print(describe_access(args.token_env, token, proxies), flush=True)
@@ -250,7 +269,8 @@ def run_serve(args: argparse.Namespace) -> int:
     token, proxies = access_settings(args)
     config = GatewayConfig(upstreams=(spec.url,), allow_origins=origins, model=model.name,
                            token=token, proxies=proxies, grounding=grounding_steps(args),
-                           routing=routing_settings(args, model.name))
+                           routing=routing_settings(args, model.name),
+                           followups=followup_settings(args))
     print(describe_access(args.token_env, token, proxies), flush=True)
     try:
         return run_stack(args.site_dir, Supervisor(LlamaServer(spec, sha256)), config,

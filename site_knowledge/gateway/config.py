@@ -51,6 +51,21 @@ class Routing:
     check_passages: int = 2
 
 
+@dataclass(frozen=True)
+class Followups:
+    """How follow-up questions are made standalone (``site_knowledge.gateway.followup``).
+
+    Args:
+        slot: llama-server slot for the rewrite (0, shared with routing; answers use 1).
+        turns: earlier exchanges the rewrite reads.
+        max_tokens: the rewrite's output budget.
+    """
+
+    slot: int = 0
+    turns: int = 2
+    max_tokens: int = 96
+
+
 GROUNDING_STEPS = ("injection", "premises", "claims", "citations")
 """The grounding steps (``site_knowledge.grounding``); all run unless turned off to measure
 what each adds."""
@@ -72,6 +87,8 @@ class GatewayConfig:
         passages: how many passages of evidence an answer receives.
         routing: source routing on its slot before the answer, or ``None`` for the hybrid
             order alone.
+        followups: a question with history is rewritten to stand alone before retrieval,
+            or ``None`` to search with the earlier questions added (the artifact's rule).
     """
 
     upstreams: tuple[str, ...]
@@ -84,3 +101,4 @@ class GatewayConfig:
     grounding: frozenset[str] = frozenset(GROUNDING_STEPS)
     passages: int = 4
     routing: Routing | None = None
+    followups: Followups | None = field(default_factory=Followups)

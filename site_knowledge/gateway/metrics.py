@@ -67,6 +67,8 @@ class Metrics:
         self.cached_tokens = 0
         self.routes: Counter[str] = Counter()
         self.route_samples: deque[RouteSample] = deque(maxlen=max_samples)
+        self.followups: Counter[str] = Counter()
+        self.followup_ms: deque[float] = deque(maxlen=max_samples)
 
     def reject(self, code: str) -> None:
         self.outcomes["rejected"] += 1
@@ -83,6 +85,18 @@ class Metrics:
         """Count a routing call (``site_knowledge.gateway.routing``)."""
         self.routes[sample.outcome] += 1
         self.route_samples.append(sample)
+
+    def followup(self, outcome: str, latency_ms: float) -> None:
+        """Count a follow-up rewrite (``site_knowledge.gateway.followup``)."""
+        self.followups[outcome] += 1
+        self.followup_ms.append(latency_ms)
+
+    def rewrites(self) -> dict[str, Any]:
+        """Follow-up rewrite outcomes and latency."""
+        latency = list(self.followup_ms)
+        return {"outcomes": dict(sorted(self.followups.items())),
+                "latency_ms": {"p50": percentile(latency, 0.5),
+                               "p95": percentile(latency, 0.95)}}
 
     def routing(self, detail: bool = False) -> dict[str, Any]:
         """Routing outcomes (intents; ``invalid_*`` fell back to the hybrid order), latency
@@ -140,6 +154,7 @@ class Metrics:
             "decode_tokens_per_s": {"p50": percentile(series("decode_tps"), 0.5)},
             "upstream": {"requests": self.upstream_requests, "failovers": self.upstream_failovers},
             "routing": self.routing(),
+            "followups": self.rewrites(),
         }
         if not detail:
             return public
