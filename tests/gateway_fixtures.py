@@ -265,6 +265,7 @@ REWRITE_SCRIPTS: dict[str, list[bytes]] = {
     # pronoun, and one that slips in a word nobody said (each replayed the same every time).
     "kestrel": _route('{"question": "What did Teo build at Kestrel Analytics?"}'),
     "invented": _route('{"question": "What did Teo build in Munich?"}'),
+    "district": _route('{"question": "Which district of Vienna does Teo live in?"}'),
     "truncated": _route('{"question": "What did Teo build at', "length"),
 }
 

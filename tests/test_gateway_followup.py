@@ -127,6 +127,47 @@ def test_a_rejected_rewrite_leaves_the_question_as_asked(example_index, scripted
     assert seen["followups"]["outcomes"] == {outcome: 1}
 
 
+WHERE = [{"question": "Where does Teo live?", "answer": "In Vienna, Austria."},
+         {"question": "Since when?", "answer": "Since April 2023."}]
+DISTRICT = "Which district of Vienna does Teo live in?"
+
+
+@pytest.mark.parametrize(("mode", "answered"), [("district", True), ("invented", False)])
+def test_a_followup_the_gate_refuses_is_answered_only_if_its_rewrite_passes(
+        example_index, scripted, mode, answered):
+    assert not example_index.search("Which district?", [h["question"] for h in WHERE]).answerable
+    upstream, url = scripted
+    upstream.mode, upstream.rewrite_mode = "ok", mode
+    with ThreadedServer(create_app(example_index, GatewayConfig((url,), limits=GENEROUS))
+                        ) as server:
+        before = len(upstream.requests)
+        stream = ask(server.url, "Which district?", WHERE)
+        seen = metrics(server.url)
+    sent = upstream.requests[before:]
+    assert sent[0]["response_format"]["json_schema"]["name"] == "question"
+    done = stream.terminal
+    assert done is not None
+    if answered:
+        assert len(sent) == 2 and last_user(sent[1]).endswith(f"Question: {DISTRICT}")
+        assert done["standalone"] == DISTRICT and done["finish_reason"] != "refused"
+        assert next(e["sources"] for e in stream.events if "sources" in e)
+    else:  # the rewrite is rejected: refused as the gate would have, after one call
+        assert len(sent) == 1
+        assert done["finish_reason"] == "refused" and "standalone" not in done
+        assert next(e["sources"] for e in stream.events if "sources" in e) == []
+    assert sum(seen["followups"]["outcomes"].values()) == 1
+
+
+def test_a_refused_question_without_history_never_reaches_the_model(example_index, scripted):
+    upstream, url = scripted
+    with ThreadedServer(create_app(example_index, GatewayConfig((url,), limits=GENEROUS))
+                        ) as server:
+        before = len(upstream.requests)
+        stream = ask(server.url, "Which district?")
+    assert upstream.requests[before:] == []
+    assert stream.terminal is not None and stream.terminal["finish_reason"] == "refused"
+
+
 @pytest.mark.parametrize("followups", [Followups(), None])
 def test_no_rewrite_without_history_or_when_turned_off(example_index, scripted, followups):
     upstream, url = scripted

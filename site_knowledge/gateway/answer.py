@@ -270,13 +270,19 @@ async def route_evidence(gateway: Gateway, ask: AskRequest, hits: Sequence[Hit]
     return decision.hits, decision
 
 
+def rewrites_followup(gateway: Gateway, ask: AskRequest) -> bool:
+    """Whether this question comes with history and the gateway rewrites follow-ups."""
+    return gateway.config.followups is not None and bool(ask.history)
+
+
 async def standalone(gateway: Gateway, ask: AskRequest, hits: Sequence[Hit]
                      ) -> tuple[AskRequest, Sequence[Hit]]:
     """A follow-up rewritten to stand alone (when that is on) and the passages its search
     finds; the request and passages as they were when it is not rewritten, or when the
-    gate refuses the rewrite (the question with its history passed)."""
+    gate refuses the rewrite. No passages (the gate refused the question as asked) and no
+    rewrite the gate passes mean a refusal."""
     settings = gateway.config.followups
-    if settings is None or not ask.history:
+    if settings is None or not rewrites_followup(gateway, ask):
         return ask, hits
     rewritten = await followup.rewrite(gateway, settings, ask)
     if not rewritten.changed:
@@ -289,9 +295,11 @@ async def standalone(gateway: Gateway, ask: AskRequest, hits: Sequence[Hit]
 async def prepare(gateway: Gateway, ask: AskRequest, hits: Sequence[Hit]
                   ) -> tuple[Prompt | None, routing.Decision | None, AskRequest]:
     """The answer's prompt, built for the question as it stands alone, from the evidence
-    routing selects; no prompt when the router refuses the question. The question the
+    routing selects; no prompt when the router or the gate refuses the question. The question the
     prompt and grounding read comes last."""
     ask, hits = await standalone(gateway, ask, hits)
+    if not hits:
+        return None, None, ask
     evidence, decision = await route_evidence(gateway, ask, hits)
     if decision is not None and decision.refuses:
         return None, decision, ask
@@ -316,7 +324,7 @@ async def answer(gateway: Gateway, ticket: Ticket, ask: AskRequest, hits: Sequen
             else:
                 run.prompt, decision, read = built
         route = decision.public() if decision else None
-        if decision is not None and decision.refuses:
+        if run.prompt is None:  # the router, or the gate after a follow-up's rewrite
             run.outcome = "refused"
             for part in refusal_events(gateway.refusal, route):
                 yield part

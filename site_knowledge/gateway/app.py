@@ -21,7 +21,7 @@ from site_knowledge.grounding.site import SiteGrounding
 
 from . import prompt
 from .admission import AdmissionQueue, QueueClosed, QueueFull, Ticket
-from .answer import answer, refused
+from .answer import answer, refused, rewrites_followup
 from .config import GatewayConfig
 from .control_text import neutralise_request
 from .metrics import Metrics
@@ -167,7 +167,9 @@ async def ask(request: Request) -> Response:
             gateway.index.search, ask_request.question, [h.question for h in ask_request.history],
             "hybrid", gateway.search_depth,
         )
-        if not result.answerable:
+        # A follow-up the gate refuses ("Which district?") may still stand once rewritten:
+        # it queues with no passages, and is refused after the rewrite if it still does not.
+        if not result.answerable and not rewrites_followup(gateway, ask_request):
             return EventStream(refused(gateway, started), headers=cors)
         try:
             ticket = gateway.queue.enter()
@@ -188,7 +190,8 @@ async def ask(request: Request) -> Response:
         gateway.make_way()
     # The answer releases the place on every path it runs; the response releases it too, for
     # a stream cancelled before the answer's first step.
-    return EventStream(answer(gateway, ticket, ask_request, result.hits, started),
+    return EventStream(answer(gateway, ticket, ask_request,
+                                              result.hits if result.answerable else (), started),
                        headers=cors, on_close=ticket.release)
 
 
