@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from mkdocs.utils.yaml import yaml_load
 
 REPO = Path(__file__).resolve().parents[1]
 SITES = {"netbox": REPO / "tests" / "corpora" / "netbox-docs", "example": REPO}
@@ -51,7 +52,8 @@ def _prepare(site: str, workdir: Path, with_plugin: bool) -> Path:
     source = SITES[site]
     target = workdir / ("plugin" if with_plugin else "plain")
     shutil.copytree(source / "docs", target / "docs")
-    config = yaml.safe_load((source / "mkdocs.yml").read_text(encoding="utf-8"))
+    with (source / "mkdocs.yml").open(encoding="utf-8") as original:
+        config = yaml_load(original)  # MkDocs' loader: the example uses !ENV
     plugins = [p for p in config.get("plugins", []) if not (
         p == "site-knowledge" or (isinstance(p, dict) and "site-knowledge" in p))]
     if with_plugin:
