@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from site_knowledge.gateway.prompt import Evidence
-from site_knowledge.grounding import answer, attribution, claims, injection, premises, text
+from site_knowledge.grounding import affirmation, answer, attribution, claims, injection, premises, text
 from site_knowledge.grounding.answer import Context, Grounded, Passage, ground
 from site_knowledge.grounding.attribution import Lexicon
 from site_knowledge.grounding.claims import Support
@@ -64,6 +64,7 @@ FACTS = ("You answer questions about Mira Kovačević's website from its excerpt
          "Facts: Mira Kovačević, data engineer. Brightwater AG, Zürich, March 2021 to present. "
          "Nordlicht GmbH, Köln, 2015 to 2021. University of Łódź, physics, 2010 to 2014.")
 REFERENCE_YEAR = 2026
+SITE_NAME = "Mira Kovačević"
 
 SENTENCES = [
     "Teo joined in Sept. 2017 [1]. He left, e.g. after 3 years!\n- Berlin\n- Zurich. Done",
@@ -258,7 +259,43 @@ GROUND = [
      "Yes, Mira is looking for a new job and wants to move to Oslo."),
     ("Is Mira looking for a new job?", [9, 0],
      "A recruiter claimed she wants to move to Oslo, but Mira is not looking for a new job."),
+    ("Did Mira build the billing pipeline at Brightwater AG?", [0, 1],
+     "Yes, she built the billing pipeline at Brightwater AG [2]."),
+    ("Did Mira build the billing pipeline at Nordlicht GmbH?", [0, 1],
+     "Yes, she built it at Nordlicht GmbH in Köln [2]."),
+    ("Does Mira live in Köln?", [0, 1], "Mira lives in Köln."),
+    ("Does Mira lead the platform team?", [0],
+     "Mira leads the platform team at Brightwater AG since March 2021 [1]."),
+    ("Did Mira speak at PyCon DE in 2023?", [4], "Yes [1]."),
+    ("Is Mira a data engineer, and where does she work?", [0],
+     "Yes, she is a data engineer at Brightwater AG in Zürich [1]."),
+    ("Did Mira study physics?", [1], "Yes, she studied physics at the University of Łódź [1]."),
 ]
+
+AFFIRMATIONS = [  # (question, passages, answer): the yes check alone
+    ("Is Mira married, and what is her partner's name?", [0], "Yes, she is married."),
+    ("And did she write tidepool in Köln?", [2, 1], "Yes."),
+    ("Doesn't Mira live in Zürich?", [0], "Yes, Mira lives in Zürich [1]."),
+    ("What is tidepool?", [2], "Yes, a Rust crate."),
+    ("Did Mira win a prize for tidepool?", [2], "**Yes**, tidepool won a prize."),
+    ("Did Mira win a prize for tidepool?", [2], "No, the site does not say that."),
+    ("Is tidepool MIT-licensed?", [2, 3], "It is MIT-licensed [1]."),
+    ("Is tidepool written in Rust?", [3, 2], "Tidepool is written in Rust."),
+    ("Was tidepool written in Rust?", [2], "Correct: it is a Rust crate."),
+    ("Did Mira speak at PyCon DE in Berlin?", [4, 0], "That's right [1]."),
+    ("Did Mira speak at PyCon DE in Berlin?", [], "Yes."),
+    ("Did Mira lead the platform team at Nordlicht GmbH?", [0, 1],
+     "Yes, she led the platform team at Nordlicht GmbH."),
+    ("Does Mira fly cargo planes?", [8], "Yes, she flies cargo planes."),
+    ("Is Mira looking for a new job?", [9], "Yes, she is looking for a new job."),
+    ("Can kestrel-cli write CSV?", [3], "Yes, the CLI supports CSV [1]."),
+    ("Is the NAS powered by a Raspberry Pi?", [5], "Yes: two Raspberry Pi 5 boards."),
+    ("Did Mira work at Brightwater AG in 2015?", [], "Yes, she did."),
+    ("Is Zürichsee near her?", [0], "Yes."),
+]
+HOLDS = [("write", ["writing"]), ("go", ["google"]), ("go", ["go"]), ("teo", ["teodor"]),
+         ("zürich", ["zürichsee"]), ("pg", ["pgbouncer"]), ("win", ["winter"]),
+         ("planes", ["planet"]), ("ｃｌｉ", ["cli"])]
 
 UNCHECKED = [  # --no-grounding claims: repeats dropped and citations attributed only
     ("Where does Mira work now?", [0, 1], "Mira is a data engineer at Brightwater AG in Zürich. "
@@ -312,6 +349,8 @@ def patterns() -> dict[str, dict[str, Any]]:
         "SENTENCE_OPENERS": claims._SENTENCE_OPENERS, "REPORTED": claims.REPORTED,
         "CLAUSE": claims.CLAUSE,
         "ANSWER_MARKERS": answer._MARKERS,
+        "POLAR": affirmation.POLAR, "AFFIRMATIVE": affirmation.AFFIRMATIVE,
+        "DENYING": affirmation.DENYING,
         "LIST_NUMBER": text._LIST_NUMBER, "LIST_MARKER": claims._LIST_MARKER,
         **{f"INJECTION_{i}": p for i, p in enumerate(injection.PATTERNS)},
     }
@@ -344,6 +383,7 @@ def build(with_unicode: bool = True) -> dict[str, Any]:
     support = Support([*(p.whole for p in evidence if not p.fiction), FACTS], lexicon.tokenize,
                       REFERENCE_YEAR, fiction=[p.whole for p in evidence if p.fiction])
     passages = [frozenset(lexicon.tokenize(p.whole)) for p in evidence]
+    site_terms = frozenset(lexicon.tokenize(SITE_NAME))
 
     def context(question: str, picked: list[int]) -> Context:
         chosen = [evidence[i] for i in picked]
@@ -351,7 +391,7 @@ def build(with_unicode: bool = True) -> dict[str, Any]:
         fiction = [p.whole for p in chosen if p.fiction]
         return Context(chosen, Support([*facts, FACTS], lexicon.tokenize, REFERENCE_YEAR,
                                        fiction=fiction), question, lexicon,
-                       site_words.unknown_terms(question))
+                       site_words.unknown_terms(question), FACTS, site_terms)
 
     document = {
         "spec": "sk-grounding/1 sk-words/1",
@@ -367,12 +407,16 @@ def build(with_unicode: bool = True) -> dict[str, Any]:
             "TRIVIAL_NUMBERS": sorted(claims._TRIVIAL_NUMBERS),
             "DURATION": sorted(claims._DURATION), "YEARS": [claims._YEAR[0], claims._YEAR[-1]],
             "ECHO_SHARE": claims.ECHO_SHARE, "ECHO_MIN_TERMS": claims.ECHO_MIN_TERMS,
+            "NEAR": affirmation.NEAR, "EXACT_ONLY": affirmation.EXACT_ONLY,
+            "SPARE_EVERY": affirmation.SPARE_EVERY,
+            "IRREGULAR": affirmation.IRREGULAR,
         },
         "corpus": {
             "passages": [{"title": t, "heading": h, "text": x, "fiction": i in FICTION}
                          for i, (t, h, x) in enumerate(PASSAGES)],
             "stopwords": list(STOPWORDS), "k1": K1, "b": B, "facts": FACTS,
             "unsupported_opening": answer.UNSUPPORTED, "reference_year": REFERENCE_YEAR,
+            "site_name": SITE_NAME,
             "evidence": [{"label": p.label, "text": p.text, "fiction": p.fiction}
                          for p in evidence],
         },
@@ -413,6 +457,16 @@ def build(with_unicode: bool = True) -> dict[str, Any]:
         ],
         "premises": [{"question": q, "terms": site_words.unknown_terms(q),
                       "notice": notice(site_words.unknown_terms(q))} for q in PREMISES],
+        "affirmation": [
+            {"question": q, "passages": picked, "answer": a,
+             "asked": affirmation.asked_terms(q, lexicon.tokenize, site_terms),
+             "named": sorted(affirmation.named_terms(q, lexicon.tokenize)),
+             "unconfirmed": affirmation.unconfirmed_yes(a, q, [evidence[i] for i in picked], FACTS,
+                                                        lexicon.tokenize, site_terms)}
+            for q, picked, a in AFFIRMATIONS
+        ],
+        "holds": [{"term": t, "window": w, "holds": affirmation.holds(t, frozenset(w))}
+                  for t, w in HOLDS],
         "ground": [{"question": q, "passages": picked, "answer": a, "check_claims": check,
                     **grounded(ground(a, context(q, picked), check))}
                    for q, picked, a, check in [*((*c, True) for c in GROUND), *UNCHECKED]],

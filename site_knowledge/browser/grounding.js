@@ -13,6 +13,7 @@ import {
   isCombining,
   isDigit,
   isUpper,
+  pyExec,
   pyRegex,
   pySearch,
   rstrip,
@@ -68,6 +69,14 @@ export const PYTHON_PATTERNS = {
   SENTENCE_OPENERS: [String.raw`(?:^|[:;(\"“‘]|\s[-–—]|^\s*(?:[-*•]|\d+[.)]))\s*$`, false],
   LIST_MARKER: [String.raw`^\s*(?:[-*•]\s*)?\d{1,2}[.)]\s+`, false],
   ANSWER_MARKERS: [String.raw`[ \t]?\[\d{1,3}\]`, false],
+  POLAR: [
+    String.raw`^\W*(?:(?:and|so|but|ok|okay|then)\W+)?(?:is|are|was|were|am|do|does|` +
+      String.raw`did|has|have|had|can|could|will|would|shall|should|may|might|must)` +
+      String.raw`(?:n['’]t)?\b`,
+    true,
+  ],
+  AFFIRMATIVE: [String.raw`^\W*(?:yes|yeah|yep|correct|indeed|that['’]?s (?:right|correct|true))\b`, true],
+  DENYING: [String.raw`\b(?:not|never)\b|n['’]t\b`, true],
   ...Object.fromEntries(INJECTION_SOURCES.map((source, i) => [`INJECTION_${i}`, [source, true]])),
 };
 
@@ -465,6 +474,128 @@ export function validMarkers(sentence, passages, lexicon) {
   return kept;
 }
 
+// ---- Yes answers (affirmation.py) ----
+
+const POLAR = compiled("POLAR");
+const AFFIRMATIVE = compiled("AFFIRMATIVE");
+const DENYING = compiled("DENYING");
+const NEAR = 1;
+const EXACT_ONLY = 2;
+const SPARE_EVERY = 3;
+const IRREGULAR = new Map(Object.entries({
+  won: "win", wrote: "write", written: "write", left: "leave", met: "meet",
+  took: "take", taken: "take", gave: "give", given: "give", made: "make",
+  went: "go", gone: "go", taught: "teach", got: "get", gotten: "get", ran: "run",
+  began: "begin", begun: "begin", bought: "buy", brought: "bring", came: "come",
+  found: "find", held: "hold", kept: "keep", led: "lead", lost: "lose",
+  paid: "pay", sold: "sell", sent: "send", spent: "spend", spoke: "speak",
+  spoken: "speak", thought: "think", told: "tell", grew: "grow", grown: "grow",
+  knew: "know", known: "know", chose: "choose", chosen: "choose", drove: "drive",
+  driven: "drive", flew: "fly", flown: "fly", saw: "see", seen: "see",
+  became: "become", broke: "break", broken: "break", felt: "feel", fell: "fall",
+  ate: "eat", eaten: "eat", wore: "wear", worn: "wear", shot: "shoot",
+}));
+
+/** A term with an irregular verb form read as its base form. */
+function base(term) {
+  return IRREGULAR.get(term) ?? term;
+}
+
+function baseTerms(tokenizeText, text) {
+  return new Set(tokenizeText(text).map(base));
+}
+
+/** The terms a yes must find together: those of a yes/no question's first clause after its
+ * auxiliary verb, in base form, less the terms of the site's own name; empty when the question
+ * is not a yes/no question. */
+export function askedTerms(question, tokenizeText, siteTerms = []) {
+  const polar = pyExec(POLAR, question);
+  if (polar === null) return [];
+  const own = new Set([...siteTerms].map(base));
+  const clause = question.slice(polar.index + polar[0].length).split(CLAUSE)[0];
+  return [...baseTerms(tokenizeText, plain(clause))].filter((t) => !own.has(t));
+}
+
+/** The terms, in base form, of the question's names (capitalised words after the first, words
+ * with inner capitals) and of its words with digits: a window may never lack one. */
+export function namedTerms(question, tokenizeText) {
+  const out = new Set();
+  wordsOf(plain(question)).forEach((w, i) => {
+    if (chars(w).some(isDigit) || (i > 0 && isName(w, false))) for (const t of tokenizeText(w)) out.add(base(t));
+  });
+  return out;
+}
+
+/** The window has the term or, for a term longer than EXACT_ONLY letters, a term starting with
+ * its stem (its first max(STEM, length - 3) letters). */
+export function holds(term, window) {
+  if (window.has(term)) return true;
+  const letters = chars(term);
+  if (letters.length <= EXACT_ONLY) return false;
+  const stem = letters.slice(0, Math.max(STEM, letters.length - 3)).join("");
+  for (const w of window) if (w.startsWith(stem)) return true;
+  return false;
+}
+
+/** The window holds every asked term but at most one plain word in SPARE_EVERY. */
+function confirms(window, terms, named) {
+  const missing = terms.filter((t) => !holds(t, window));
+  return missing.length <= Math.floor(terms.length / SPARE_EVERY) && !missing.some((t) => named.has(t));
+}
+
+/** The term sets that may confirm a yes and those that may deny it. Each sentence of a
+ * non-fiction passage or of the stable facts that was not planted makes a window with up to NEAR
+ * such sentences either side on its line (a paragraph; list items and table rows stand alone)
+ * and its passage's label; each of its clauses that says not, never or n't may deny it. */
+function windows(evidence, facts, tokenizeText) {
+  const found = [];
+  const denied = [];
+  const texts = [...evidence.filter((p) => !p.fiction).map((p) => [p.label, p.text]), ["", facts]];
+  for (const [label, text] of texts) {
+    const head = baseTerms(tokenizeText, label);
+    for (const line of text.split("\n")) {
+      const own = [];
+      for (const [sentence, isPlanted] of planted(line)) {
+        if (isPlanted) continue;
+        own.push(baseTerms(tokenizeText, plain(sentence.text)));
+        for (const clause of sentence.text.split(CLAUSE)) {
+          if (pySearch(DENYING, clause)) denied.push(baseTerms(tokenizeText, plain(clause)));
+        }
+      }
+      own.forEach((_, i) => {
+        const window = new Set(head);
+        for (const set of own.slice(Math.max(0, i - NEAR), i + NEAR + 1)) for (const t of set) window.add(t);
+        found.push(window);
+      });
+    }
+  }
+  return [found, denied];
+}
+
+/** The answer's first sentence when it says yes: it opens with a yes, or it is not negated
+ * and restates every asked term (at least two). */
+function affirming(answer, terms, tokenizeText) {
+  const first = sentences(answer)[0];
+  if (first === undefined || !terms.length) return null;
+  if (pySearch(AFFIRMATIVE, first.text)) return first.text;
+  const own = baseTerms(tokenizeText, plain(first.text));
+  if (terms.length >= 2 && !isNegated(first.text) && terms.every((t) => holds(t, own))) return first.text;
+  return null;
+}
+
+/** The sentence in which an answer says yes to a yes/no question that a denying clause holds
+ * every asked term of, or that no window confirms; null when the answer does not say yes or a
+ * window confirms it. */
+export function unconfirmedYes(answer, question, evidence, facts, tokenizeText, siteTerms = []) {
+  const terms = askedTerms(question, tokenizeText, siteTerms);
+  const said = affirming(answer, terms, tokenizeText);
+  if (said === null) return null;
+  const named = namedTerms(question, tokenizeText);
+  const [found, denied] = windows(evidence, facts, tokenizeText);
+  if (denied.some((d) => terms.every((t) => holds(t, d)))) return said;
+  return found.some((w) => confirms(w, terms, named)) ? null : said;
+}
+
 // ---- Grounding an answer (answer.py) ----
 
 /** The opening of an answer whose every claim failed the check. */
@@ -487,6 +618,11 @@ export function whole(passage) {
  *            removed: Array<[string, string]>}}
  */
 export function ground(answer, context, checkClaims = true) {
+  if (checkClaims) {
+    const said = unconfirmedYes(answer, context.question, context.evidence, context.facts ?? "",
+      context.lexicon.tokenize, context.siteTerms ?? []);
+    if (said !== null) return replacement(context, [["affirmation", said]]);
+  }
   const passages = context.evidence.map((p) => new Set(context.lexicon.tokenize(whole(p))));
   const questionWords = new Set(wordsOf(context.question).map(fold));
   const askedTerms = context.lexicon.tokenize(context.question);
@@ -596,8 +732,9 @@ export class SiteGrounding {
    * @param {{lexicon: Lexicon, vocabulary: Iterable<string>, stopwords: Iterable<string>,
    *          facts: string, referenceYear: number|null}} site
    */
-  constructor({ lexicon, vocabulary, stopwords, facts, referenceYear }) {
+  constructor({ lexicon, vocabulary, stopwords, facts, referenceYear, siteName = "" }) {
     this.lexicon = lexicon;
+    this.siteTerms = lexicon.tokenize(siteName);
     this.vocabulary = vocabulary;
     this.stopwords = stopwords;
     this.facts = facts;
@@ -607,7 +744,7 @@ export class SiteGrounding {
 
   /** The grounding of a loaded retrieval Index (retrieval.js). */
   static fromIndex(index) {
-    const { prompt, built_at: built = "" } = index.artifact;
+    const { prompt, built_at: built = "", site } = index.artifact;
     const year = String(built).slice(0, 4);
     return new SiteGrounding({
       lexicon: Lexicon.of(index.bm25, index.stopwords),
@@ -616,6 +753,7 @@ export class SiteGrounding {
       // The worked examples are about a made-up subject: never support for a claim.
       facts: String(prompt.system).replace(String(prompt.examples ?? ""), ""),
       referenceYear: /^[0-9]{4}$/.test(year) ? Number(year) : null,
+      siteName: String(site?.name ?? ""),
     });
   }
 
@@ -637,13 +775,17 @@ export class SiteGrounding {
     const texts = (fiction) => evidence.filter((p) => Boolean(p.fiction) === fiction).map(whole);
     const support = new Support([...texts(false), this.facts], this.lexicon.tokenize, this.referenceYear, texts(true));
     const premiseTerms = premises ? this.siteWords().unknownTerms(question) : [];
-    return ground(answer, { evidence, support, question, lexicon: this.lexicon, premiseTerms }, checkClaims);
+    const context = {
+      evidence, support, question, lexicon: this.lexicon, premiseTerms, facts: this.facts, siteTerms: this.siteTerms,
+    };
+    return ground(answer, context, checkClaims);
   }
 }
 
 /** The tunables and word lists, for the shared vectors to compare with Python's. */
 export const CONSTANTS = {
   MIN_SUPPORT, MIN_SHARED, NEAR_BEST, KEEP_MARKER, TERSE, STEM, SHORT, QUOTE_MIN_WORDS, UNSUPPORTED,
+  NEAR, EXACT_ONLY, SPARE_EVERY, IRREGULAR: Object.fromEntries(IRREGULAR),
   NUMBER_WORDS: Object.fromEntries(NUMBER_WORDS),
   IGNORED_NAMES: [...IGNORED_NAMES].sort(),
   TRIVIAL_NUMBERS: [...TRIVIAL_NUMBERS].sort(),

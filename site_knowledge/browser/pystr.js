@@ -74,10 +74,16 @@ export function pyRegex(source, { ignoreCase = false, global = false, fullmatch 
   return new RegExp(out, "u" + (ignoreCase ? "i" : "") + (global ? "g" : ""));
 }
 
+/** Python's `pattern.search(text)`, with IGNORECASE's extra equivalences (offsets are the
+ * text's: each replaced character is one UTF-16 unit, as is "i"); null when nothing matches. */
+export function pyExec(regex, text) {
+  regex.lastIndex = 0;
+  return regex.exec(regex.ignoreCase ? text.replace(PYTHON_CASELESS, "i") : text);
+}
+
 /** Python's `pattern.search(text) is not None`, with IGNORECASE's extra equivalences. */
 export function pySearch(regex, text) {
-  regex.lastIndex = 0;
-  return regex.test(regex.ignoreCase ? text.replace(PYTHON_CASELESS, "i") : text);
+  return pyExec(regex, text) !== null;
 }
 
 export function isSpace(char) {

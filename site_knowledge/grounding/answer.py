@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from .affirmation import unconfirmed_yes
 from .attribution import Lexicon, attribute, valid_markers
 from .claims import Claim, Support, unsupported
 from .injection import planted
@@ -58,6 +59,10 @@ class Context:
     lexicon: Lexicon
     premise_terms: Sequence[str] = ()
     """The question's words that the site never uses (``SiteWords.unknown_terms``)."""
+    facts: str = ""
+    """The stable facts of the system prompt (support for a yes, as for claims)."""
+    site_terms: frozenset[str] = frozenset()
+    """The terms of the site's name, which a yes need not find in the evidence."""
 
     @cached_property
     def question_terms(self) -> list[str]:
@@ -75,9 +80,15 @@ def ground(answer: str, context: Context, check_claims: bool = True) -> Grounded
     Repeated sentences are dropped (small models loop); sentences with numbers or names that
     the support never states are removed; model-written ``[n]`` that point at a passage
     without the sentence's words are dropped; each remaining sentence is attributed to the
-    passages holding its words. When nothing supported remains, the answer says it cannot
-    answer reliably and quotes the evidence sentence closest to the question, cited.
+    passages holding its words. When nothing supported remains, or the answer says yes to a
+    yes/no question whose terms no one place of the evidence holds together, the answer says
+    it cannot answer reliably and quotes the evidence sentence closest to the question, cited.
     """
+    if check_claims:
+        said = unconfirmed_yes(answer, context.question, context.evidence, context.facts,
+                               context.lexicon.tokenize, context.site_terms)
+        if said is not None:
+            return _replacement(context, [Claim("affirmation", said)])
     question_words = frozenset(fold(w) for w in WORD.findall(context.question))
     question_terms = frozenset(t for t in context.question_terms if not t.isdigit())
     kept: list[Sentence] = []

@@ -33,8 +33,9 @@ planted sentence itself says it ("Teo has told us that ...")."""
 
 @dataclass(frozen=True)
 class Claim:
-    """One checkable item of a sentence: a ``number`` or a ``name``, as written, or a whole
-    sentence that echoes planted text (``planted``)."""
+    """One checkable item of a sentence: a ``number`` or a ``name``, as written, a whole
+    sentence that echoes planted text (``planted``), or a yes the evidence does not hold
+    together (``affirmation``, see affirmation.py)."""
 
     kind: str
     text: str

@@ -26,6 +26,7 @@ class SiteGrounding:
         self.facts = str(prompt["system"]).replace(str(prompt.get("examples", "")), "")
         built = str(index.artifact.get("built_at", ""))
         self.reference_year = int(built[:4]) if built[:4].isdigit() else None
+        self.site_terms = frozenset(index.terms(str(index.artifact["site"]["name"])))
 
     @cached_property
     def words(self) -> SiteWords:
@@ -44,5 +45,6 @@ class SiteGrounding:
                           self.index.terms, self.reference_year,
                           fiction=[p.whole for p in evidence if p.fiction])
         terms = self.words.unknown_terms(question) if premises else []
-        context = Context(evidence, support, question, self.lexicon, terms)
+        context = Context(evidence, support, question, self.lexicon, terms, self.facts,
+                          self.site_terms)
         return ground(answer, context, check_claims)

@@ -14,17 +14,21 @@ import {
   SiteGrounding,
   SiteWords,
   Support,
+  askedTerms,
   attribute,
   claims,
   fold,
   ground,
+  holds,
   isInjection,
   isNegated,
+  namedTerms,
   notice,
   numbers,
   plain,
   sentences,
   support,
+  unconfirmedYes,
   unsupported,
   validMarkers,
   whole,
@@ -49,7 +53,9 @@ const site = new SiteGrounding({
   stopwords,
   facts: C.facts,
   referenceYear: C.reference_year,
+  siteName: C.site_name,
 });
+const siteTerms = lexicon.tokenize(C.site_name);
 const texts = (fiction) => C.evidence.filter((p) => p.fiction === fiction).map(whole);
 const fullSupport = new Support([...texts(false), C.facts], lexicon.tokenize, C.reference_year, texts(true));
 const passageTerms = C.evidence.map((e) => new Set(lexicon.tokenize(whole(e))));
@@ -157,6 +163,17 @@ for (const c of V.premises) {
     assert.equal(notice(siteWords.unknownTerms(c.question)), c.notice);
   });
 }
+
+for (const c of V.affirmation) {
+  test(`affirmation ${show(c.question)} ${show(c.answer)}`, () => {
+    assert.deepEqual(askedTerms(c.question, lexicon.tokenize, siteTerms), c.asked);
+    assert.deepEqual([...namedTerms(c.question, lexicon.tokenize)].sort(), c.named);
+    const evidence = c.passages.map((i) => C.evidence[i]);
+    assert.equal(unconfirmedYes(c.answer, c.question, evidence, C.facts, lexicon.tokenize, siteTerms), c.unconfirmed);
+  });
+}
+
+for (const c of V.holds) test(`holds ${show(c.term)}`, () => assert.equal(holds(c.term, new Set(c.window)), c.holds));
 
 for (const c of V.ground) {
   test(`ground ${show(c.answer)}`, () => {

@@ -1,0 +1,156 @@
+"""The yes check: a yes to a yes/no question whose terms no one place of the evidence or
+the stable facts holds together (SPEC.md, "Affirmations").
+
+"Is tidewater written in Go?" answered "Yes, tidewater is written in Go." passes the claim
+check on a site that names Go in a skills list and tidewater on a project page; what the
+site never does is say the two together.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from .claims import CLAUSE, is_name
+from .injection import planted
+from .premises import STEM
+from .text import WORD, is_negated, plain, sentences
+
+if TYPE_CHECKING:
+    from .answer import Passage
+
+POLAR = re.compile(r"^\W*(?:(?:and|so|but|ok|okay|then)\W+)?(?:is|are|was|were|am|do|does|"
+                   r"did|has|have|had|can|could|will|would|shall|should|may|might|must)"
+                   r"(?:n['’]t)?\b", re.IGNORECASE)
+"""A yes/no question opens with an auxiliary verb (after an optional "and", "so", ...)."""
+AFFIRMATIVE = re.compile(r"^\W*(?:yes|yeah|yep|correct|indeed|that['’]?s (?:right|correct|true))"
+                         r"\b", re.IGNORECASE)
+"""An answer's first sentence that opens like this says yes."""
+DENYING = re.compile(r"\b(?:not|never)\b|n['’]t\b", re.IGNORECASE)
+"""A clause that says this about all the asked terms denies them ("Mira is not looking for a new
+job"); "no" and "without" seldom deny the clause's verb ("downsamples without that lie")."""
+NEAR = 1
+"""A window is an evidence sentence with up to this many sentences either side on its line
+(and its passage's label): "He moved to Vienna. He has lived there since 2023." holds
+together; two rows of a table do not."""
+EXACT_ONLY = 2
+"""Terms of at most this many letters (``go``, ``pg``) match only themselves; longer terms
+match a window term starting with their first ``max(STEM, length - 3)`` letters (``write``
+and ``writing``), as premise terms match site words."""
+IRREGULAR = {
+    "won": "win", "wrote": "write", "written": "write", "left": "leave", "met": "meet",
+    "took": "take", "taken": "take", "gave": "give", "given": "give", "made": "make",
+    "went": "go", "gone": "go", "taught": "teach", "got": "get", "gotten": "get", "ran": "run",
+    "began": "begin", "begun": "begin", "bought": "buy", "brought": "bring", "came": "come",
+    "found": "find", "held": "hold", "kept": "keep", "led": "lead", "lost": "lose",
+    "paid": "pay", "sold": "sell", "sent": "send", "spent": "spend", "spoke": "speak",
+    "spoken": "speak", "thought": "think", "told": "tell", "grew": "grow", "grown": "grow",
+    "knew": "know", "known": "know", "chose": "choose", "chosen": "choose", "drove": "drive",
+    "driven": "drive", "flew": "fly", "flown": "fly", "saw": "see", "seen": "see",
+    "became": "become", "broke": "break", "broken": "break", "felt": "feel", "fell": "fall",
+    "ate": "eat", "eaten": "eat", "wore": "wear", "worn": "wear", "shot": "shoot",
+}
+"""Irregular verb forms, read as their base form on both sides (``won`` matches ``win``)."""
+
+SPARE_EVERY = 3
+"""For every this many asked terms, one plain word (not a name or a number) may be missing
+from the window: the site says "gave me the award" where the visitor asks whether he won it."""
+
+Tokenize = Callable[[str], list[str]]
+
+
+def base(term: str) -> str:
+    """A term with an irregular verb form read as its base form."""
+    return IRREGULAR.get(term, term)
+
+
+def asked_terms(question: str, tokenize: Tokenize, site_terms: Iterable[str] = ()) -> list[str]:
+    """The terms a yes must find together: those of a yes/no question's first clause (the
+    yes/no part of "Is Teo married, and what is his partner's name?") after its auxiliary
+    verb, in base form, less the terms of the site's own name (a personal site seldom repeats
+    its owner's name); empty when the question is not a yes/no question."""
+    polar = POLAR.search(question)
+    if polar is None:
+        return []
+    own = {base(t) for t in site_terms}
+    clause = CLAUSE.split(question[polar.end():], maxsplit=1)[0]
+    return [t for t in dict.fromkeys(base(t) for t in tokenize(plain(clause))) if t not in own]
+
+
+def named_terms(question: str, tokenize: Tokenize) -> frozenset[str]:
+    """The terms, in base form, of the question's names (capitalised words after the first,
+    words with inner capitals) and of its words with digits: a window may never lack one."""
+    words = [w for i, w in enumerate(WORD.findall(plain(question)))
+             if any(c.isdigit() for c in w) or (i > 0 and is_name(w, opener=False))]
+    return frozenset(base(t) for w in words for t in tokenize(w))
+
+
+def holds(term: str, window: frozenset[str]) -> bool:
+    """The window has the term or, for a term longer than ``EXACT_ONLY`` letters, a term
+    starting with its stem."""
+    if term in window:
+        return True
+    if len(term) <= EXACT_ONLY:
+        return False
+    stem = term[:max(STEM, len(term) - 3)]
+    return any(w.startswith(stem) for w in window)
+
+
+def confirms(window: frozenset[str], terms: Sequence[str], named: frozenset[str]) -> bool:
+    """The window holds every asked term but at most one plain word in ``SPARE_EVERY``."""
+    missing = [t for t in terms if not holds(t, window)]
+    return len(missing) <= len(terms) // SPARE_EVERY and named.isdisjoint(missing)
+
+
+def windows(evidence: Sequence[Passage], facts: str, tokenize: Tokenize
+            ) -> tuple[list[frozenset[str]], list[frozenset[str]]]:
+    """The term sets that may confirm a yes and those that may deny it. Each sentence of a
+    non-fiction passage or of the stable facts that was not planted makes a window with up
+    to ``NEAR`` such sentences either side on its line (a paragraph; list items and table
+    rows stand alone) and its passage's label; each of its clauses that says ``not``,
+    ``never`` or ``n't`` may deny it."""
+    found: list[frozenset[str]] = []
+    denied: list[frozenset[str]] = []
+    for label, text in [*((p.label, p.text) for p in evidence if not p.fiction), ("", facts)]:
+        head = frozenset(base(t) for t in tokenize(label))
+        for line in text.split("\n"):
+            own: list[frozenset[str]] = []
+            for sentence, is_planted in planted(line):
+                if is_planted:
+                    continue
+                own.append(frozenset(base(t) for t in tokenize(plain(sentence.text))))
+                denied += [frozenset(base(t) for t in tokenize(plain(clause)))
+                           for clause in CLAUSE.split(sentence.text) if DENYING.search(clause)]
+            found += [head.union(*own[max(0, i - NEAR):i + NEAR + 1]) for i in range(len(own))]
+    return found, denied
+
+
+def affirming(answer: str, terms: Sequence[str], tokenize: Tokenize) -> str | None:
+    """The answer's first sentence when it says yes: it opens with a yes, or it is not
+    negated and restates every asked term (at least two)."""
+    first = next(iter(sentences(answer)), None)
+    if first is None or not terms:
+        return None
+    if AFFIRMATIVE.search(first.text):
+        return first.text
+    own = frozenset(base(t) for t in tokenize(plain(first.text)))
+    if len(terms) >= 2 and not is_negated(first.text) and all(holds(t, own) for t in terms):
+        return first.text
+    return None
+
+
+def unconfirmed_yes(answer: str, question: str, evidence: Sequence[Passage], facts: str,
+                    tokenize: Tokenize, site_terms: Iterable[str] = ()) -> str | None:
+    """The sentence in which an answer says yes to a yes/no question that a denying clause
+    holds every asked term of, or that no window confirms; ``None`` when the answer does not
+    say yes or a window confirms it."""
+    terms = asked_terms(question, tokenize, site_terms)
+    said = affirming(answer, terms, tokenize)
+    if said is None:
+        return None
+    named = named_terms(question, tokenize)
+    found, denied = windows(evidence, facts, tokenize)
+    if any(all(holds(t, d) for t in terms) for d in denied):
+        return said
+    return None if any(confirms(w, terms, named) for w in found) else said
