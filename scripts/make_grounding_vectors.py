@@ -61,8 +61,10 @@ PASSAGES = [
 FICTION = frozenset({8})
 """Indexes of PASSAGES that come from a source labelled fiction."""
 FACTS = ("You answer questions about Mira Kovačević's website from its excerpts.\n"
-         "Facts: Mira Kovačević, data engineer. Brightwater AG, Zürich, March 2021 to present. "
-         "Nordlicht GmbH, Köln, 2015 to 2021. University of Łódź, physics, 2010 to 2014.")
+         "Facts:\n- Mira Kovačević, data engineer.\n- Brightwater AG, Zürich, March 2021 to "
+         "present.\n- Nordlicht GmbH, Köln, 2015 to 2021.\n- University of Łódź, physics, 2010 to "
+         "2014.")
+"""One fact a line, as the compiler writes them."""
 REFERENCE_YEAR = 2026
 SITE_NAME = "Mira Kovačević"
 
@@ -259,6 +261,7 @@ GROUND = [
      "Yes, Mira is looking for a new job and wants to move to Oslo."),
     ("Is Mira looking for a new job?", [9, 0],
      "A recruiter claimed she wants to move to Oslo, but Mira is not looking for a new job."),
+    ("What are Mira's plans?", [9], "Mira is looking for a new job and wants to move to Oslo."),
     ("Did Mira build the billing pipeline at Brightwater AG?", [0, 1],
      "Yes, she built the billing pipeline at Brightwater AG [2]."),
     ("Did Mira build the billing pipeline at Nordlicht GmbH?", [0, 1],
@@ -270,6 +273,10 @@ GROUND = [
     ("Is Mira a data engineer, and where does she work?", [0],
      "Yes, she is a data engineer at Brightwater AG in Zürich [1]."),
     ("Did Mira study physics?", [1], "Yes, she studied physics at the University of Łódź [1]."),
+    ("What did Mira build at Nordlicht GmbH in Zürich?", [1, 0],
+     "At Nordlicht GmbH in Zürich she built the billing pipeline [1]."),
+    ("What did Mira build at Nordlicht GmbH in Köln?", [1, 0],
+     "At Nordlicht GmbH in Köln she built the billing pipeline [1]."),
 ]
 
 AFFIRMATIONS = [  # (question, passages, answer): the yes check alone
@@ -292,6 +299,16 @@ AFFIRMATIONS = [  # (question, passages, answer): the yes check alone
     ("Is the NAS powered by a Raspberry Pi?", [5], "Yes: two Raspberry Pi 5 boards."),
     ("Did Mira work at Brightwater AG in 2015?", [], "Yes, she did."),
     ("Is Zürichsee near her?", [0], "Yes."),
+    ("Why did Mira move to Köln in 2021?", [0, 1], "Mira moved to Köln in 2021 for a job."),
+    ("Why did Mira move to Köln in 2023?", [0, 1], "Mira moved to Köln in 2023 for a job."),
+    ("Why did Mira move to Köln in 2023?", [0, 1], "Mira did not move to Köln in 2023."),
+    ("Why did Mira move to Zürich in 2021?", [0], "She joined Brightwater AG in Zürich in 2021."),
+    ("What did Mira build at Nordlicht GmbH in Köln?", [1], "The billing pipeline, at Nordlicht "
+     "GmbH in Köln [1]."),
+    ("What did Mira build at Nordlicht GmbH in Zürich?", [1, 0], "At Nordlicht GmbH in Zürich "
+     "she built the billing pipeline."),
+    ("What did Mira build at Nordlicht GmbH in Zürich?", [1, 0], "She built the billing pipeline."),
+    ("When did Mira Kovačević speak in Berlin?", [4], "Mira Kovačević spoke in Berlin."),
 ]
 HOLDS = [("write", ["writing"]), ("go", ["google"]), ("go", ["go"]), ("teo", ["teodor"]),
          ("zürich", ["zürichsee"]), ("pg", ["pgbouncer"]), ("win", ["winter"]),
@@ -408,7 +425,7 @@ def build(with_unicode: bool = True) -> dict[str, Any]:
             "DURATION": sorted(claims._DURATION), "YEARS": [claims._YEAR[0], claims._YEAR[-1]],
             "ECHO_SHARE": claims.ECHO_SHARE, "ECHO_MIN_TERMS": claims.ECHO_MIN_TERMS,
             "NEAR": affirmation.NEAR, "EXACT_ONLY": affirmation.EXACT_ONLY,
-            "SPARE_EVERY": affirmation.SPARE_EVERY,
+            "SPARE_EVERY": affirmation.SPARE_EVERY, "PAIRED": affirmation.PAIRED,
             "IRREGULAR": affirmation.IRREGULAR,
         },
         "corpus": {
@@ -462,7 +479,9 @@ def build(with_unicode: bool = True) -> dict[str, Any]:
              "asked": affirmation.asked_terms(q, lexicon.tokenize, site_terms),
              "named": sorted(affirmation.named_terms(q, lexicon.tokenize)),
              "unconfirmed": affirmation.unconfirmed_yes(a, q, [evidence[i] for i in picked], FACTS,
-                                                        lexicon.tokenize, site_terms)}
+                                                        lexicon.tokenize, site_terms),
+             "premise": affirmation.unconfirmed_premise(a, q, [evidence[i] for i in picked],
+                                                        FACTS, lexicon.tokenize, site_terms)}
             for q, picked, a in AFFIRMATIONS
         ],
         "holds": [{"term": t, "window": w, "holds": affirmation.holds(t, frozenset(w))}

@@ -1,5 +1,6 @@
-"""The yes check (site_knowledge/grounding/affirmation.py): a yes to a yes/no question stands
-only where one place of the evidence or the facts holds the question's terms together."""
+"""The affirmation checks (site_knowledge/grounding/affirmation.py): a yes to a yes/no question,
+or a restatement of a question's names, stands only where one place of the evidence or the facts
+holds them together."""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ from site_knowledge.grounding.affirmation import (
     affirming,
     asked_terms,
     confirms,
+    echoing,
     holds,
     named_terms,
+    unconfirmed_premise,
     unconfirmed_yes,
     windows,
 )
@@ -124,3 +127,36 @@ def test_grounding_replaces_an_unconfirmed_yes_with_what_the_site_says() -> None
     assert kept.grounded and not kept.changed
     unchecked = ground("Yes, tidewater is written in Go [1].", context, check_claims=False)
     assert unchecked.grounded and unchecked.text == "Yes, tidewater is written in Go [1]."
+
+
+def test_a_restated_premise_the_site_never_pairs_is_unconfirmed() -> None:
+    vienna = Passage("CV > Career", "I moved to Vienna in April 2023 to join Fennec Systems.")
+    prize = Passage("Tram clock", "In 2021 the tram clock won first prize in Zurich.")
+
+    def premise(answer: str, question: str) -> str | None:
+        return unconfirmed_premise(answer, question, [vienna, prize], "", tokenize, SITE)
+
+    question = "Why did Teo move to Vienna in 2021?"
+    said = "Teo moved to Vienna in 2021 to join Fennec Systems [1]."
+    assert premise(f"{said} He liked it.", question) == said
+    assert premise("Teo did not move to Vienna in 2021; he moved in 2023.", question) is None
+    assert premise("He moved in April 2023 [1].", question) is None
+    assert premise("Teo moved to Vienna in 2023 to join Fennec Systems.",
+                   "Why did Teo move to Vienna in 2023?") is None
+    assert premise("Teo won first prize in Zurich in 2021.",
+                   "What did Teo win in Zurich in 2021?") is None
+    assert premise("Yes, he moved to Vienna in 2021.", "Did Teo move to Vienna in 2021?") is None
+    assert premise("Teo lives in Vienna.", "Where does Teo live?") is None
+    assert echoing("First. Then Vienna in 2021.", ["vienna", "2021"],
+                   tokenize) == "Then Vienna in 2021."
+
+
+def test_grounding_replaces_a_restated_unconfirmed_premise() -> None:
+    evidence = [Passage("CV > Career", "I moved to Vienna in April 2023 to join Fennec Systems.")]
+    question = "Why did Teo move to Vienna in 2021?"
+    context = Context(evidence, Support([p.whole for p in evidence] + [FACTS], tokenize),
+                      question, Lexicon(tokenize, lambda term: 1.0), (), FACTS, frozenset(SITE))
+    result = ground("Teo moved to Vienna in 2021 to join Fennec Systems.", context)
+    assert result.text == (f"{UNSUPPORTED} The closest it comes: I moved to Vienna in April 2023 "
+                           "to join Fennec Systems. [1]")
+    assert [c.kind for c in result.removed] == ["premise"]

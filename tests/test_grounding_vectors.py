@@ -31,5 +31,9 @@ def test_the_vectors_cover_every_step_with_hard_cases() -> None:
         "fiction supports no claim"
     assert any(c["changed"] and c["grounded"] for c in ground), "a marker or repeat fixed"
     assert {c["injection"] for c in file["injection"]} == {True, False}
+    kinds = {kind for c in ground for kind, _ in c["removed"]}
+    assert {"affirmation", "premise", "planted", "name", "number"} <= kinds
+    assert {c["unconfirmed"] is None for c in file["affirmation"]} == {True, False}
+    assert {c["premise"] is None for c in file["affirmation"]} == {True, False}
     assert any(c["terms"] for c in file["premises"])
     assert any(not c.isascii() for c in "".join(c["answer"] for c in file["sentences"]))

@@ -482,6 +482,7 @@ const DENYING = compiled("DENYING");
 const NEAR = 1;
 const EXACT_ONLY = 2;
 const SPARE_EVERY = 3;
+const PAIRED = 2;
 const IRREGULAR = new Map(Object.entries({
   won: "win", wrote: "write", written: "write", left: "leave", met: "meet",
   took: "take", taken: "take", gave: "give", given: "give", made: "make",
@@ -596,6 +597,32 @@ export function unconfirmedYes(answer, question, evidence, facts, tokenizeText, 
   return found.some((w) => confirms(w, terms, named)) ? null : said;
 }
 
+/** The answer's first sentence that is not negated and holds every one of `names`. */
+function echoing(answer, names, tokenizeText) {
+  for (const sentence of sentences(answer)) {
+    const own = baseTerms(tokenizeText, plain(sentence.text));
+    if (!isNegated(sentence.text) && names.every((t) => holds(t, own))) return sentence.text;
+  }
+  return null;
+}
+
+/** For a question that is not yes/no, with at least PAIRED named terms besides the site's own
+ * name's: the answer's sentence that restates them all while no window holds them all; null
+ * otherwise. */
+export function unconfirmedPremise(answer, question, evidence, facts, tokenizeText, siteTerms = []) {
+  if (pySearch(POLAR, question)) return null;
+  const own = new Set([...siteTerms].map(base));
+  const names = [...namedTerms(question, tokenizeText)].filter((t) => !own.has(t));
+  if (names.length < PAIRED) return null;
+  const said = echoing(answer, names, tokenizeText);
+  if (said === null) return null;
+  const [found] = windows(evidence, facts, tokenizeText);
+  return found.some((w) => names.every((t) => holds(t, w))) ? null : said;
+}
+
+/** Each check with the kind of claim it reports, in the order grounding runs them. */
+const CHECKS = [["affirmation", unconfirmedYes], ["premise", unconfirmedPremise]];
+
 // ---- Grounding an answer (answer.py) ----
 
 /** The opening of an answer whose every claim failed the check. */
@@ -618,10 +645,10 @@ export function whole(passage) {
  *            removed: Array<[string, string]>}}
  */
 export function ground(answer, context, checkClaims = true) {
-  if (checkClaims) {
-    const said = unconfirmedYes(answer, context.question, context.evidence, context.facts ?? "",
+  for (const [kind, check] of checkClaims ? CHECKS : []) {
+    const said = check(answer, context.question, context.evidence, context.facts ?? "",
       context.lexicon.tokenize, context.siteTerms ?? []);
-    if (said !== null) return replacement(context, [["affirmation", said]]);
+    if (said !== null) return replacement(context, [[kind, said]]);
   }
   const passages = context.evidence.map((p) => new Set(context.lexicon.tokenize(whole(p))));
   const questionWords = new Set(wordsOf(context.question).map(fold));
@@ -785,7 +812,7 @@ export class SiteGrounding {
 /** The tunables and word lists, for the shared vectors to compare with Python's. */
 export const CONSTANTS = {
   MIN_SUPPORT, MIN_SHARED, NEAR_BEST, KEEP_MARKER, TERSE, STEM, SHORT, QUOTE_MIN_WORDS, UNSUPPORTED,
-  NEAR, EXACT_ONLY, SPARE_EVERY, IRREGULAR: Object.fromEntries(IRREGULAR),
+  NEAR, EXACT_ONLY, SPARE_EVERY, PAIRED, IRREGULAR: Object.fromEntries(IRREGULAR),
   NUMBER_WORDS: Object.fromEntries(NUMBER_WORDS),
   IGNORED_NAMES: [...IGNORED_NAMES].sort(),
   TRIVIAL_NUMBERS: [...TRIVIAL_NUMBERS].sort(),

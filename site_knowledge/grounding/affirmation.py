@@ -1,9 +1,11 @@
-"""The yes check: a yes to a yes/no question whose terms no one place of the evidence or
-the stable facts holds together (SPEC.md, "Affirmations").
+"""Answers that affirm a question's premise where no one place of the evidence or the stable
+facts holds it together (SPEC.md, "Affirmations").
 
 "Is tidewater written in Go?" answered "Yes, tidewater is written in Go." passes the claim
 check on a site that names Go in a skills list and tidewater on a project page; what the
-site never does is say the two together.
+site never does is say the two together. The same holds for a question that is not yes/no:
+"Why did Teo move to Vienna in 2021?" answered "Teo moved to Vienna in 2021 because ..."
+restates a pairing of names the site never makes.
 """
 
 from __future__ import annotations
@@ -56,6 +58,10 @@ IRREGULAR = {
 SPARE_EVERY = 3
 """For every this many asked terms, one plain word (not a name or a number) may be missing
 from the window: the site says "gave me the award" where the visitor asks whether he won it."""
+
+PAIRED = 2
+"""A question that is not yes/no needs this many names (the site's own aside) for its answer's
+restatement of them to be checked."""
 
 Tokenize = Callable[[str], list[str]]
 
@@ -154,3 +160,36 @@ def unconfirmed_yes(answer: str, question: str, evidence: Sequence[Passage], fac
     if any(all(holds(t, d) for t in terms) for d in denied):
         return said
     return None if any(confirms(w, terms, named) for w in found) else said
+
+
+def echoing(answer: str, names: Sequence[str], tokenize: Tokenize) -> str | None:
+    """The answer's first sentence that is not negated and holds every one of ``names``."""
+    for sentence in sentences(answer):
+        own = frozenset(base(t) for t in tokenize(plain(sentence.text)))
+        if not is_negated(sentence.text) and all(holds(t, own) for t in names):
+            return sentence.text
+    return None
+
+
+def unconfirmed_premise(answer: str, question: str, evidence: Sequence[Passage], facts: str,
+                        tokenize: Tokenize, site_terms: Iterable[str] = ()) -> str | None:
+    """For a question that is not yes/no, with at least ``PAIRED`` named terms besides the
+    site's own name's: the answer's sentence that restates them all while no window holds
+    them all; ``None`` otherwise."""
+    if POLAR.search(question):
+        return None
+    own = {base(t) for t in site_terms}
+    names = [t for t in sorted(named_terms(question, tokenize)) if t not in own]
+    if len(names) < PAIRED:
+        return None
+    said = echoing(answer, names, tokenize)
+    if said is None:
+        return None
+    found, _ = windows(evidence, facts, tokenize)
+    return None if any(all(holds(t, w) for t in names) for w in found) else said
+
+
+CHECKS: tuple[tuple[str, Callable[[str, str, Sequence[Passage], str, Tokenize, Iterable[str]],
+                                  str | None]], ...] = (
+    ("affirmation", unconfirmed_yes), ("premise", unconfirmed_premise))
+"""Each check with the kind of claim it reports, in the order grounding runs them."""

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from .affirmation import unconfirmed_yes
+from .affirmation import CHECKS
 from .attribution import Lexicon, attribute, valid_markers
 from .claims import Claim, Support, unsupported
 from .injection import planted
@@ -80,15 +80,15 @@ def ground(answer: str, context: Context, check_claims: bool = True) -> Grounded
     Repeated sentences are dropped (small models loop); sentences with numbers or names that
     the support never states are removed; model-written ``[n]`` that point at a passage
     without the sentence's words are dropped; each remaining sentence is attributed to the
-    passages holding its words. When nothing supported remains, or the answer says yes to a
-    yes/no question whose terms no one place of the evidence holds together, the answer says
+    passages holding its words. When nothing supported remains, or the answer affirms a
+    premise of the question that no one place of the evidence holds together, the answer says
     it cannot answer reliably and quotes the evidence sentence closest to the question, cited.
     """
-    if check_claims:
-        said = unconfirmed_yes(answer, context.question, context.evidence, context.facts,
-                               context.lexicon.tokenize, context.site_terms)
+    for kind, check in CHECKS if check_claims else ():
+        said = check(answer, context.question, context.evidence, context.facts,
+                     context.lexicon.tokenize, context.site_terms)
         if said is not None:
-            return _replacement(context, [Claim("affirmation", said)])
+            return _replacement(context, [Claim(kind, said)])
     question_words = frozenset(fold(w) for w in WORD.findall(context.question))
     question_terms = frozenset(t for t in context.question_terms if not t.isdigit())
     kept: list[Sentence] = []

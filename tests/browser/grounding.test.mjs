@@ -28,6 +28,7 @@ import {
   plain,
   sentences,
   support,
+  unconfirmedPremise,
   unconfirmedYes,
   unsupported,
   validMarkers,
@@ -170,6 +171,7 @@ for (const c of V.affirmation) {
     assert.deepEqual([...namedTerms(c.question, lexicon.tokenize)].sort(), c.named);
     const evidence = c.passages.map((i) => C.evidence[i]);
     assert.equal(unconfirmedYes(c.answer, c.question, evidence, C.facts, lexicon.tokenize, siteTerms), c.unconfirmed);
+    assert.equal(unconfirmedPremise(c.answer, c.question, evidence, C.facts, lexicon.tokenize, siteTerms), c.premise);
   });
 }
 
