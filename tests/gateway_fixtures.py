@@ -262,10 +262,14 @@ ROUTE_SCRIPTS.update(MALFORMED_ROUTES)
 
 REWRITE_SCRIPTS: dict[str, list[bytes]] = {
     # Follow-up rewrites played on demand: one that a real model gives when it resolves the
-    # pronoun, and one that slips in a word nobody said (each replayed the same every time).
+    # pronoun, one that slips in a word nobody said, one joining two questions (each replayed
+    # the same every time).
     "kestrel": _route('{"question": "What did Teo build at Kestrel Analytics?"}'),
     "invented": _route('{"question": "What did Teo build in Munich?"}'),
     "district": _route('{"question": "Which district of Vienna does Teo live in?"}'),
+    # Two questions joined into one, as a small model sometimes writes.
+    "joined": _route('{"question": "Where did Teo work before Northwind Maps? What did he '
+                     'build there?"}'),
     "truncated": _route('{"question": "What did Teo build at', "length"),
 }
 

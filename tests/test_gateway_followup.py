@@ -127,6 +127,24 @@ def test_a_rejected_rewrite_leaves_the_question_as_asked(example_index, scripted
     assert seen["followups"]["outcomes"] == {outcome: 1}
 
 
+def test_a_rewrite_joining_two_questions_searches_and_the_question_as_asked_is_answered(
+        example_index, scripted):
+    upstream, url = scripted
+    upstream.mode, upstream.rewrite_mode = "ok", "joined"
+    with ThreadedServer(create_app(example_index, GatewayConfig((url,), limits=GENEROUS))
+                        ) as server:
+        stream = ask(server.url, ASK.question, HISTORY)
+        seen = metrics(server.url)
+    answered = upstream.requests[-1]
+    assert last_user(answered).endswith(f"Question: {ASK.question}")
+    joined = "Where did Teo work before Northwind Maps? What did he build there?"
+    sources = next(e["sources"] for e in stream.events if "sources" in e)
+    assert [s["url"] for s in sources] == [h.passage.url for h in
+                                           example_index.search(joined, []).hits]
+    assert "standalone" not in (stream.terminal or {})
+    assert seen["followups"]["outcomes"] == {"joined": 1}
+
+
 WHERE = [{"question": "Where does Teo live?", "answer": "In Vienna, Austria."},
          {"question": "Since when?", "answer": "Since April 2023."}]
 DISTRICT = "Which district of Vienna does Teo live in?"

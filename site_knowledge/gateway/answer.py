@@ -278,18 +278,20 @@ def rewrites_followup(gateway: Gateway, ask: AskRequest) -> bool:
 async def standalone(gateway: Gateway, ask: AskRequest, hits: Sequence[Hit]
                      ) -> tuple[AskRequest, Sequence[Hit]]:
     """A follow-up rewritten to stand alone (when that is on) and the passages its search
-    finds; the request and passages as they were when it is not rewritten, or when the
-    gate refuses the rewrite. No passages (the gate refused the question as asked) and no
-    rewrite the gate passes mean a refusal."""
+    finds (a rewrite joining two questions only searches: the request stays as asked); the
+    request and passages as they were when it is not rewritten, or when the gate refuses the
+    rewrite. No passages (the gate refused the question as asked) and no rewrite the gate
+    passes mean a refusal."""
     settings = gateway.config.followups
     if settings is None or not rewrites_followup(gateway, ask):
         return ask, hits
     rewritten = await followup.rewrite(gateway, settings, ask)
-    if not rewritten.changed:
+    if rewritten.searched == ask.question:
         return ask, hits
-    result = await asyncio.to_thread(gateway.index.search, rewritten.question, (), "hybrid",
+    result = await asyncio.to_thread(gateway.index.search, rewritten.searched, (), "hybrid",
                                      gateway.search_depth)
-    return replace(ask, question=rewritten.question), result.hits if result.answerable else hits
+    read = ask if rewritten.question == ask.question else replace(ask, question=rewritten.question)
+    return read, result.hits if result.answerable else hits
 
 
 async def prepare(gateway: Gateway, ask: AskRequest, hits: Sequence[Hit]

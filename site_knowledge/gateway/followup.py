@@ -5,8 +5,10 @@ often names the wrong place: the antecedent is usually in the previous *answer* 
 Kestrel Analytics"). A schema-constrained call on slot 0 rewrites the question from the last
 exchanges; the rewrite is kept only when it holds every word of the question and no word
 that the conversation does not (`check`), so a model cannot slip a fact or an instruction
-in. The hybrid search and the answer prompt then read it. A failed or rejected rewrite
-leaves the question as asked.
+in. The hybrid search and the answer prompt then read it. A rewrite that joins the earlier
+question to this one ("What did Teo win in 2021? What came with the prize?") only searches:
+the model, which sees the history, answers the question as asked rather than two at once. A
+failed or rejected rewrite leaves the question as asked.
 """
 
 from __future__ import annotations
@@ -65,14 +67,22 @@ SCHEMA: dict[str, Any] = {
 @dataclass(frozen=True)
 class Rewrite:
     """The question retrieval and the answer read, and how it came about: ``rewritten``,
+    ``joined`` (``search`` holds the rewrite; the answer reads the question as asked),
     ``unchanged``, ``rejected_<reason>`` or ``failed`` (``/metrics`` counts these)."""
 
     question: str
     outcome: str
+    search: str | None = None
+    """What retrieval reads, when not ``question``."""
 
     @property
     def changed(self) -> bool:
         return self.outcome == "rewritten"
+
+    @property
+    def searched(self) -> str:
+        """The text the hybrid search reads."""
+        return self.search or self.question
 
 
 def messages(ask: AskRequest, turns: int) -> list[dict[str, str]]:
@@ -158,6 +168,8 @@ async def _rewrite(gateway: Gateway, settings: Followups, ask: AskRequest) -> Re
         return Rewrite(ask.question, f"rejected_{reason}")
     if question == ask.question:
         return Rewrite(ask.question, "unchanged")
+    if question.count("?") > ask.question.count("?"):
+        return Rewrite(ask.question, "joined", search=neutralise(question))
     return Rewrite(neutralise(question), "rewritten")
 
 
