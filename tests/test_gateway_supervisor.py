@@ -7,12 +7,21 @@ import os
 import shutil
 import signal
 import time
+from pathlib import Path
 
 import pytest
 from gateway_fixtures import LLAMA_BINARY, MODEL, free_port, needs_llama
 
 from site_knowledge.gateway.model import DEFAULT_MODEL_SHA256
-from site_knowledge.gateway.supervisor import LlamaServer, LlamaSpec, PortTaken, Supervisor
+from site_knowledge.gateway.supervisor import (
+    LLAMA_SDIST_VERSION,
+    LlamaServer,
+    LlamaSpec,
+    PortTaken,
+    Supervisor,
+    build_dir,
+    find_llama_server,
+)
 
 pytestmark = [pytest.mark.llama, pytest.mark.slow, needs_llama]
 
@@ -67,3 +76,22 @@ def test_a_port_taken_by_another_process_is_refused_before_starting(tmp_path):
         assert second.process is None and second.model_sha256 is None
     finally:
         holder.stop()
+
+
+def test_the_binary_is_looked_for_where_the_setup_installs_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("SITE_KNOWLEDGE_CACHE", str(tmp_path))
+    monkeypatch.delenv("SITE_KNOWLEDGE_LLAMA_SERVER", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    assert find_llama_server() is None
+    old = tmp_path / f"llama-server-{LLAMA_SDIST_VERSION}" / "llama-server"  # the native build
+    old.parent.mkdir()
+    old.write_text("#!/bin/sh\n")
+    old.chmod(0o755)
+    assert find_llama_server() is None
+    built = build_dir() / "llama-server"
+    assert built.parent.name == f"llama-server-{LLAMA_SDIST_VERSION}-portable"
+    built.parent.mkdir()
+    shutil.copy(old, built)
+    assert find_llama_server() == built
+    script = (Path(__file__).resolve().parent.parent / "scripts" / "setup_llama.sh").read_text()
+    assert "build_dir()" in script  # the setup asks the same function where to install

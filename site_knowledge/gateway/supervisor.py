@@ -26,11 +26,20 @@ import httpx
 from .model import DEFAULT_MODEL_FILE, ModelVerificationError, verify_model
 
 LLAMA_SDIST_VERSION = "11434.0.0"
+LLAMA_BUILD = "portable"
+"""The name of ``scripts/setup_llama.sh``'s build recipe, changed whenever its flags change so
+that a binary built the old way is rebuilt rather than found (the ``-march=native`` build
+crashed on CPUs with AMX)."""
 
 
 def cache_dir() -> Path:
     root = os.environ.get("SITE_KNOWLEDGE_CACHE")
     return Path(root) if root else Path.home() / ".cache" / "site-knowledge"
+
+
+def build_dir() -> Path:
+    """Where ``scripts/setup_llama.sh`` installs llama-server (it asks this function)."""
+    return cache_dir() / f"llama-server-{LLAMA_SDIST_VERSION}-{LLAMA_BUILD}"
 
 
 def find_llama_server(explicit: str | None = None) -> Path | None:
@@ -39,7 +48,7 @@ def find_llama_server(explicit: str | None = None) -> Path | None:
     candidates = [
         explicit,
         os.environ.get("SITE_KNOWLEDGE_LLAMA_SERVER"),
-        str(cache_dir() / f"llama-server-{LLAMA_SDIST_VERSION}" / "llama-server"),
+        str(build_dir() / "llama-server"),
         shutil.which("llama-server"),
     ]
     for candidate in candidates:
