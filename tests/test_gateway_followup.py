@@ -85,13 +85,20 @@ def last_user(request: dict) -> str:
     return str(request["messages"][-1]["content"])
 
 
-def test_the_rewritten_question_is_searched_answered_and_shown(example_index, scripted):
+def ask_followup(example_index, scripted, mode: str):
+    """Ask ``ASK`` through a gateway whose scripted upstream rewrites it as ``mode`` says:
+    the upstream, the answer's stream and the metrics after it."""
     upstream, url = scripted
-    upstream.mode, upstream.rewrite_mode = "ok", "kestrel"
+    upstream.mode, upstream.rewrite_mode = "ok", mode
     with ThreadedServer(create_app(example_index, GatewayConfig((url,), limits=GENEROUS))
                         ) as server:
         stream = ask(server.url, ASK.question, HISTORY)
         seen = metrics(server.url)
+    return upstream, stream, seen
+
+
+def test_the_rewritten_question_is_searched_answered_and_shown(example_index, scripted):
+    upstream, stream, seen = ask_followup(example_index, scripted, "kestrel")
     rewritten, answered = upstream.requests[-2:]
     assert rewritten["id_slot"] == 0 and rewritten["response_format"]["json_schema"][
         "name"] == "question"
@@ -111,12 +118,7 @@ def test_the_rewritten_question_is_searched_answered_and_shown(example_index, sc
                                                ("truncated", "rejected_truncated")])
 def test_a_rejected_rewrite_leaves_the_question_as_asked(example_index, scripted, mode,
                                                          outcome):
-    upstream, url = scripted
-    upstream.mode, upstream.rewrite_mode = "ok", mode
-    with ThreadedServer(create_app(example_index, GatewayConfig((url,), limits=GENEROUS))
-                        ) as server:
-        stream = ask(server.url, ASK.question, HISTORY)
-        seen = metrics(server.url)
+    upstream, stream, seen = ask_followup(example_index, scripted, mode)
     answered = upstream.requests[-1]
     assert last_user(answered).endswith(f"Question: {ASK.question}")
     assert "Munich" not in json.dumps(answered)
@@ -129,12 +131,7 @@ def test_a_rejected_rewrite_leaves_the_question_as_asked(example_index, scripted
 
 def test_a_rewrite_joining_two_questions_searches_and_the_question_as_asked_is_answered(
         example_index, scripted):
-    upstream, url = scripted
-    upstream.mode, upstream.rewrite_mode = "ok", "joined"
-    with ThreadedServer(create_app(example_index, GatewayConfig((url,), limits=GENEROUS))
-                        ) as server:
-        stream = ask(server.url, ASK.question, HISTORY)
-        seen = metrics(server.url)
+    upstream, stream, seen = ask_followup(example_index, scripted, "joined")
     answered = upstream.requests[-1]
     assert last_user(answered).endswith(f"Question: {ASK.question}")
     joined = "Where did Teo work before Northwind Maps? What did he build there?"
