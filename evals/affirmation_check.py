@@ -46,8 +46,6 @@ PREMISE_SETS = tuple(s for s in SETS if s.name != "battery-v1")
 """One question set per site: battery v2 on the example, each corpus's own."""
 TRUE_KINDS = frozenset({"lookup", "paraphrase", "multi_passage", "synthesis", "must_not_refuse"})
 """Question kinds whose premise the site holds."""
-_AUXILIARY = re.compile(r"^(?:is|are|was|were|do|does|did|has|have|can|must|should|will)\s+",
-                        re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -115,7 +113,10 @@ def load(path: Path = QUESTIONS) -> list[Polar]:
 
 def restatement(question: str) -> str:
     """The question as a statement, the way a small model agrees ("Is X Y?" -> "X Y.")."""
-    return _AUXILIARY.sub("", question.strip()).rstrip("?").strip() + "."
+    from site_knowledge.grounding.affirmation import POLAR
+
+    polar = POLAR.search(question)
+    return question[polar.end() if polar else 0:].strip().rstrip("?").strip() + "."
 
 
 def check_yeses(reader: SiteReader, items: Sequence[Polar]) -> list[Outcome]:
@@ -133,19 +134,19 @@ def check_yeses(reader: SiteReader, items: Sequence[Polar]) -> list[Outcome]:
 def check_premises(reader: SiteReader, name: str, questions: Path) -> Premises:
     """For each question of the set with two names or more, whether a window holds them."""
     from site_knowledge.evals.dataset import load_questions
-    from site_knowledge.grounding.affirmation import POLAR, holds, named_terms, windows
+    from site_knowledge.grounding.affirmation import holds_all, premise_names, windows
 
     grounding = reader.grounding
     counts: dict[bool, tuple[int, list[str]]] = {True: (0, []), False: (0, [])}
     for q in load_questions(questions):
-        if (q.kind not in TRUE_KINDS and q.kind != "false_premise") or POLAR.search(q.question):
+        if q.kind not in TRUE_KINDS and q.kind != "false_premise":
             continue
-        names = named_terms(q.question, reader.index.terms) - grounding.site_terms
-        if len(names) < 2:
+        names = premise_names(q.question, reader.index.terms, grounding.site_terms)
+        if not names:
             continue
         found, _ = windows(reader.evidence(q.question), grounding.facts, reader.index.terms)
         named, unconfirmed = counts[q.kind in TRUE_KINDS]
-        if not any(all(holds(t, w) for t in names) for w in found):
+        if not any(holds_all(names, w) for w in found):
             unconfirmed.append(q.question)
         counts[q.kind in TRUE_KINDS] = (named + 1, unconfirmed)
     return Premises(name, *counts[True], *counts[False])

@@ -43,7 +43,7 @@ def reground(report: dict[str, Any], site_dir: Path, battery: str = "v2") -> lis
     from site_knowledge.evals.dataset import load_battery
     from site_knowledge.evals.scorer import Answer, Citation, score_answer
     from site_knowledge.evals.site import SiteIndex
-    from site_knowledge.gateway.prompt import Evidence
+    from site_knowledge.gateway.prompt import evidence_of
     from site_knowledge.grounding.site import SiteGrounding
     from site_knowledge.retrieval import KnowledgeIndex
     from site_knowledge.retrieval.artifact import load_artifact
@@ -53,8 +53,7 @@ def reground(report: dict[str, Any], site_dir: Path, battery: str = "v2") -> lis
     grounding = SiteGrounding(index)
     passages = {}
     for p in index.passages:
-        source = index.sources_by_id[p.source_id]
-        e = Evidence(0, source.title, p.heading or "", p.url, p.text, source.authority == "fiction")
+        e = evidence_of(0, index.sources_by_id[p.source_id], p)
         passages[(e.url, e.label())] = e.passage()
     items = {i.id: i for i in load_battery(battery).items}
     site = SiteIndex.load(site_dir)

@@ -506,15 +506,20 @@ function baseTerms(tokenizeText, text) {
   return new Set(tokenizeText(text).map(base));
 }
 
+/** The terms, in order and once each, less the site's own name's. */
+function withoutSite(terms, siteTerms) {
+  const own = new Set([...siteTerms].map(base));
+  return [...new Set(terms)].filter((t) => !own.has(t));
+}
+
 /** The terms a yes must find together: those of a yes/no question's first clause after its
  * auxiliary verb, in base form, less the terms of the site's own name; empty when the question
  * is not a yes/no question. */
 export function askedTerms(question, tokenizeText, siteTerms = []) {
   const polar = pyExec(POLAR, question);
   if (polar === null) return [];
-  const own = new Set([...siteTerms].map(base));
   const clause = question.slice(polar.index + polar[0].length).split(CLAUSE)[0];
-  return [...baseTerms(tokenizeText, plain(clause))].filter((t) => !own.has(t));
+  return withoutSite(baseTerms(tokenizeText, plain(clause)), siteTerms);
 }
 
 /** The terms, in base form, of the question's names (capitalised words after the first, words
@@ -536,6 +541,11 @@ export function holds(term, window) {
   const stem = letters.slice(0, Math.max(STEM, letters.length - 3)).join("");
   for (const w of window) if (w.startsWith(stem)) return true;
   return false;
+}
+
+/** The window holds every one of the terms. */
+function holdsAll(terms, window) {
+  return terms.every((t) => holds(t, window));
 }
 
 /** The window holds every asked term but at most one plain word in SPARE_EVERY. */
@@ -580,7 +590,7 @@ function affirming(answer, terms, tokenizeText) {
   if (first === undefined || !terms.length) return null;
   if (pySearch(AFFIRMATIVE, first.text)) return first.text;
   const own = baseTerms(tokenizeText, plain(first.text));
-  if (terms.length >= 2 && !isNegated(first.text) && terms.every((t) => holds(t, own))) return first.text;
+  if (terms.length >= 2 && !isNegated(first.text) && holdsAll(terms, own)) return first.text;
   return null;
 }
 
@@ -593,31 +603,35 @@ export function unconfirmedYes(answer, question, evidence, facts, tokenizeText, 
   if (said === null) return null;
   const named = namedTerms(question, tokenizeText);
   const [found, denied] = windows(evidence, facts, tokenizeText);
-  if (denied.some((d) => terms.every((t) => holds(t, d)))) return said;
+  if (denied.some((d) => holdsAll(terms, d))) return said;
   return found.some((w) => confirms(w, terms, named)) ? null : said;
 }
 
 /** The answer's first sentence that is not negated and holds every one of `names`. */
 function echoing(answer, names, tokenizeText) {
   for (const sentence of sentences(answer)) {
-    const own = baseTerms(tokenizeText, plain(sentence.text));
-    if (!isNegated(sentence.text) && names.every((t) => holds(t, own))) return sentence.text;
+    if (!isNegated(sentence.text) && holdsAll(names, baseTerms(tokenizeText, plain(sentence.text)))) return sentence.text;
   }
   return null;
+}
+
+/** The named terms of a question that is not yes/no, less the site's own name's, when there are
+ * at least PAIRED of them; empty otherwise. */
+export function premiseNames(question, tokenizeText, siteTerms = []) {
+  if (pySearch(POLAR, question)) return [];
+  const names = withoutSite([...namedTerms(question, tokenizeText)].sort(), siteTerms);
+  return names.length >= PAIRED ? names : [];
 }
 
 /** For a question that is not yes/no, with at least PAIRED named terms besides the site's own
  * name's: the answer's sentence that restates them all while no window holds them all; null
  * otherwise. */
 export function unconfirmedPremise(answer, question, evidence, facts, tokenizeText, siteTerms = []) {
-  if (pySearch(POLAR, question)) return null;
-  const own = new Set([...siteTerms].map(base));
-  const names = [...namedTerms(question, tokenizeText)].filter((t) => !own.has(t));
-  if (names.length < PAIRED) return null;
-  const said = echoing(answer, names, tokenizeText);
+  const names = premiseNames(question, tokenizeText, siteTerms);
+  const said = names.length ? echoing(answer, names, tokenizeText) : null;
   if (said === null) return null;
   const [found] = windows(evidence, facts, tokenizeText);
-  return found.some((w) => names.every((t) => holds(t, w))) ? null : said;
+  return found.some((w) => holdsAll(names, w)) ? null : said;
 }
 
 /** Each check with the kind of claim it reports, in the order grounding runs them. */

@@ -76,10 +76,6 @@ class Rewrite:
     """What retrieval reads, when not ``question``."""
 
     @property
-    def changed(self) -> bool:
-        return self.outcome == "rewritten"
-
-    @property
     def searched(self) -> str:
         """The text the hybrid search reads."""
         return self.search or self.question

@@ -19,6 +19,7 @@ from .policy import Exchange
 
 if TYPE_CHECKING:
     from site_knowledge.retrieval import Hit
+    from site_knowledge.retrieval.index import PassageRecord, SourceRecord
 
 CITATION = re.compile(r"\[(\d{1,3})\]")
 CITATION_STRIP = re.compile(r"[ \t]?\[\d{1,3}\]")
@@ -67,12 +68,14 @@ class Budgets:
         return cls(**known)
 
 
+def evidence_of(n: int, source: SourceRecord, passage: PassageRecord) -> Evidence:
+    """Passage ``n`` of the evidence, from its artifact records."""
+    return Evidence(n, source.title, passage.heading or "", passage.url, passage.text,
+                    source.authority == "fiction")
+
+
 def evidence_from_hits(hits: Sequence[Hit]) -> list[Evidence]:
-    return [
-        Evidence(i, h.source.title, h.passage.heading or "", h.passage.url, h.passage.text,
-                 h.source.authority == "fiction")
-        for i, h in enumerate(hits, start=1)
-    ]
+    return [evidence_of(i, h.source, h.passage) for i, h in enumerate(hits, start=1)]
 
 
 def strip_citations(answer: str) -> str:

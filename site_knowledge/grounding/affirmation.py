@@ -71,6 +71,17 @@ def base(term: str) -> str:
     return IRREGULAR.get(term, term)
 
 
+def _base_terms(text: str, tokenize: Tokenize) -> frozenset[str]:
+    """The tokens of a text's plain form, each in base form."""
+    return frozenset(base(t) for t in tokenize(plain(text)))
+
+
+def _without_site(terms: Iterable[str], site_terms: Iterable[str]) -> list[str]:
+    """The terms, in order and once each, less the site's own name's."""
+    own = {base(t) for t in site_terms}
+    return [t for t in dict.fromkeys(terms) if t not in own]
+
+
 def asked_terms(question: str, tokenize: Tokenize, site_terms: Iterable[str] = ()) -> list[str]:
     """The terms a yes must find together: those of a yes/no question's first clause (the
     yes/no part of "Is Teo married, and what is his partner's name?") after its auxiliary
@@ -79,9 +90,8 @@ def asked_terms(question: str, tokenize: Tokenize, site_terms: Iterable[str] = (
     polar = POLAR.search(question)
     if polar is None:
         return []
-    own = {base(t) for t in site_terms}
     clause = CLAUSE.split(question[polar.end():], maxsplit=1)[0]
-    return [t for t in dict.fromkeys(base(t) for t in tokenize(plain(clause))) if t not in own]
+    return _without_site((base(t) for t in tokenize(plain(clause))), site_terms)
 
 
 def named_terms(question: str, tokenize: Tokenize) -> frozenset[str]:
@@ -103,6 +113,11 @@ def holds(term: str, window: frozenset[str]) -> bool:
     return any(w.startswith(stem) for w in window)
 
 
+def holds_all(terms: Iterable[str], window: frozenset[str]) -> bool:
+    """The window holds every one of the terms."""
+    return all(holds(t, window) for t in terms)
+
+
 def confirms(window: frozenset[str], terms: Sequence[str], named: frozenset[str]) -> bool:
     """The window holds every asked term but at most one plain word in ``SPARE_EVERY``."""
     missing = [t for t in terms if not holds(t, window)]
@@ -119,14 +134,14 @@ def windows(evidence: Sequence[Passage], facts: str, tokenize: Tokenize
     found: list[frozenset[str]] = []
     denied: list[frozenset[str]] = []
     for label, text in [*((p.label, p.text) for p in evidence if not p.fiction), ("", facts)]:
-        head = frozenset(base(t) for t in tokenize(label))
+        head = _base_terms(label, tokenize)
         for line in text.split("\n"):
             own: list[frozenset[str]] = []
             for sentence, is_planted in planted(line):
                 if is_planted:
                     continue
-                own.append(frozenset(base(t) for t in tokenize(plain(sentence.text))))
-                denied += [frozenset(base(t) for t in tokenize(plain(clause)))
+                own.append(_base_terms(sentence.text, tokenize))
+                denied += [_base_terms(clause, tokenize)
                            for clause in CLAUSE.split(sentence.text) if DENYING.search(clause)]
             found += [head.union(*own[max(0, i - NEAR):i + NEAR + 1]) for i in range(len(own))]
     return found, denied
@@ -140,8 +155,8 @@ def affirming(answer: str, terms: Sequence[str], tokenize: Tokenize) -> str | No
         return None
     if AFFIRMATIVE.search(first.text):
         return first.text
-    own = frozenset(base(t) for t in tokenize(plain(first.text)))
-    if len(terms) >= 2 and not is_negated(first.text) and all(holds(t, own) for t in terms):
+    if (len(terms) >= 2 and not is_negated(first.text)
+            and holds_all(terms, _base_terms(first.text, tokenize))):
         return first.text
     return None
 
@@ -157,7 +172,7 @@ def unconfirmed_yes(answer: str, question: str, evidence: Sequence[Passage], fac
         return None
     named = named_terms(question, tokenize)
     found, denied = windows(evidence, facts, tokenize)
-    if any(all(holds(t, d) for t in terms) for d in denied):
+    if any(holds_all(terms, d) for d in denied):
         return said
     return None if any(confirms(w, terms, named) for w in found) else said
 
@@ -165,10 +180,18 @@ def unconfirmed_yes(answer: str, question: str, evidence: Sequence[Passage], fac
 def echoing(answer: str, names: Sequence[str], tokenize: Tokenize) -> str | None:
     """The answer's first sentence that is not negated and holds every one of ``names``."""
     for sentence in sentences(answer):
-        own = frozenset(base(t) for t in tokenize(plain(sentence.text)))
-        if not is_negated(sentence.text) and all(holds(t, own) for t in names):
+        if not is_negated(sentence.text) and holds_all(names, _base_terms(sentence.text, tokenize)):
             return sentence.text
     return None
+
+
+def premise_names(question: str, tokenize: Tokenize, site_terms: Iterable[str] = ()) -> list[str]:
+    """The named terms of a question that is not yes/no, less the site's own name's, when
+    there are at least ``PAIRED`` of them; empty otherwise."""
+    if POLAR.search(question):
+        return []
+    names = _without_site(sorted(named_terms(question, tokenize)), site_terms)
+    return names if len(names) >= PAIRED else []
 
 
 def unconfirmed_premise(answer: str, question: str, evidence: Sequence[Passage], facts: str,
@@ -176,20 +199,16 @@ def unconfirmed_premise(answer: str, question: str, evidence: Sequence[Passage],
     """For a question that is not yes/no, with at least ``PAIRED`` named terms besides the
     site's own name's: the answer's sentence that restates them all while no window holds
     them all; ``None`` otherwise."""
-    if POLAR.search(question):
-        return None
-    own = {base(t) for t in site_terms}
-    names = [t for t in sorted(named_terms(question, tokenize)) if t not in own]
-    if len(names) < PAIRED:
-        return None
-    said = echoing(answer, names, tokenize)
+    names = premise_names(question, tokenize, site_terms)
+    said = echoing(answer, names, tokenize) if names else None
     if said is None:
         return None
     found, _ = windows(evidence, facts, tokenize)
-    return None if any(all(holds(t, w) for t in names) for w in found) else said
+    return None if any(holds_all(names, w) for w in found) else said
 
 
-CHECKS: tuple[tuple[str, Callable[[str, str, Sequence[Passage], str, Tokenize, Iterable[str]],
-                                  str | None]], ...] = (
+Check = Callable[[str, str, Sequence["Passage"], str, Tokenize, Iterable[str]], "str | None"]
+"""A check: (answer, question, evidence, facts, tokenize, site terms) -> the sentence at fault."""
+CHECKS: tuple[tuple[str, Check], ...] = (
     ("affirmation", unconfirmed_yes), ("premise", unconfirmed_premise))
 """Each check with the kind of claim it reports, in the order grounding runs them."""
