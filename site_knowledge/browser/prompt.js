@@ -57,8 +57,30 @@ export function passageOf({ label, text, fiction }) {
   return { label, text, fiction };
 }
 
+/** A word that makes a visitor's text a question or a request rather than a search term. */
+const ASKING = pyRegex(
+  String.raw`\b(?:what|whats|who|whom|whose|when|where|why|how|which|is|are|was|were|am|do|does|did|` +
+  String.raw`can|could|should|would|will|has|have|had|tell|explain|describe|list|show|give|name|` +
+  String.raw`summari[sz]e|compare|define|find)\b`, { ignoreCase: true });
+const WORDS = pyRegex(String.raw`[^\W_]+`, { global: true });
+const TERMS_MAX_WORDS = 4;
+const TRAILING = pyRegex(String.raw`[?!. ]+$`);
+
+/**
+ * The question as the model reads it (gateway/prompt.py `as_asked`): a first question of at
+ * most four words that asks nothing becomes "What does the site say about …?"; asked bare, small
+ * models answer that the site does not cover a search term.
+ */
+export function asAsked(question, history = []) {
+  const words = question.match(WORDS) || [];
+  if (history.length || !words.length || words.length > TERMS_MAX_WORDS || ASKING.test(question)) {
+    return question;
+  }
+  return `What does the site say about ${strip(strip(question).replace(TRAILING, ""))}?`;
+}
+
 /** Chat messages: system, frozen history, then the excerpts, the premise notice (if any) and
- * the question. */
+ * the question (`asAsked`). */
 export function buildMessages(system, history, evidence, question, notice = "") {
   const messages = [{ role: "system", content: system }];
   for (const turn of history) {
@@ -69,7 +91,7 @@ export function buildMessages(system, history, evidence, question, notice = "") 
   const note = notice ? `${notice}\n\n` : "";
   messages.push({
     role: "user",
-    content: `Excerpts from the site:\n\n${blocks || "(no excerpts)"}\n\n${note}Question: ${question}`,
+    content: `Excerpts from the site:\n\n${blocks || "(no excerpts)"}\n\n${note}Question: ${asAsked(question, history)}`,
   });
   return messages;
 }

@@ -93,12 +93,32 @@ def citations(answer: str, evidence: Sequence[Evidence]) -> list[dict[str, Any]]
     return [by_n[n].public() for n in seen]
 
 
+ASKING = re.compile(
+    r"\b(?:what|whats|who|whom|whose|when|where|why|how|which|is|are|was|were|am|do|does|did|"
+    r"can|could|should|would|will|has|have|had|tell|explain|describe|list|show|give|name|"
+    r"summari[sz]e|compare|define|find)\b", re.IGNORECASE)
+"""A word that makes a visitor's text a question or a request rather than a search term."""
+TERMS_MAX_WORDS = 4
+TERMS_QUESTION = "What does the site say about {}?"
+"""How a search term alone (``airflow``, ``slotmeter pls``) is put to the model: asked bare,
+small models answer that the site does not cover it."""
+
+
+def as_asked(question: str, history: Sequence[Exchange] = ()) -> str:
+    """The question as the model reads it: a first question of at most ``TERMS_MAX_WORDS``
+    words that asks nothing (no question word or request) becomes ``TERMS_QUESTION``."""
+    words = re.findall(r"[^\W_]+", question)
+    if history or not words or len(words) > TERMS_MAX_WORDS or ASKING.search(question):
+        return question
+    return TERMS_QUESTION.format(question.strip().rstrip("?!. ").strip())
+
+
 def messages(
     system: str, history: Sequence[Exchange], evidence: Sequence[Evidence], question: str,
     notice: str = "",
 ) -> list[dict[str, str]]:
     """System prompt, frozen history, then the excerpts, the premise notice (if any) and the
-    question."""
+    question (``as_asked``)."""
     out = [{"role": "system", "content": system}]
     for exchange in history:
         out.append({"role": "user", "content": exchange.question})
@@ -107,7 +127,8 @@ def messages(
     note = f"{notice}\n\n" if notice else ""
     out.append({
         "role": "user",
-        "content": f"Excerpts from the site:\n\n{blocks}\n\n{note}Question: {question}",
+        "content": f"Excerpts from the site:\n\n{blocks}\n\n{note}Question: "
+                   f"{as_asked(question, history)}",
     })
     return out
 
