@@ -115,11 +115,46 @@ def test_source_identity(ada):
         "As of March 2020, Ada has 5 years of professional experience at 2 employers, counting "
         "the months employed since January 2015; time without an employer is not counted.",
         "As of March 2020, Ada is Lead at Globex in Porto, Portugal, a job held since October 2016.",
+        # employers and cities ranked and compared, countries before each move
+        "Ada's employers by time worked, longest first: Globex (3 years and 6 months); "
+        "Acme (1 year and 6 months).",
+        "Ada worked at Globex (second employer) 2 years longer than at Acme (first employer): "
+        "3 years and 6 months against 1 year and 6 months.",
+        "The cities Ada has lived in, by time lived there, longest first: Porto, Portugal "
+        "(2 years and 3 months); Oslo, Norway (1 year and 6 months); Lisbon, Portugal "
+        "(1 year and 3 months); Bergen, Norway (3 months).",
+        "Before moving to Portugal (October 2016), Ada had lived in 1 country: Norway.",
         "Ada currently lives in Lisbon, Portugal, since January 2019.",
     ],
 )
 def test_sentences(ada, sentence):
     assert sentence in _text(ada)
+
+
+STUDIES = """
+EDUCATION = [
+    {"id": "ost", "institution": "Oslo Tech", "degree": "BSc", "field": "Physics",
+     "start": "2010-09", "end": "2013-06", "location": {"city": "Oslo", "country": "Norway"}},
+    {"id": "pu", "institution": "Porto University", "degree": "MSc", "field": "Physics",
+     "start": "2013-09", "end": "2014-12", "location": {"city": "Porto", "country": "Portugal"}},
+]
+"""
+
+
+def test_time_studied_breaks_and_the_first_job_after(tmp_path):
+    path = tmp_path / "ontology.py"
+    fixture = FIXTURE.replace('"LOCATION_HISTORY": "fact"}', '"LOCATION_HISTORY": "fact", '
+                              '"EDUCATION": "fact"}')
+    path.write_text(fixture + STUDIES + 'URLS["EDUCATION"] = "cv/"\n', encoding="utf-8")
+    text = _text(load_ontology(path))
+    assert ("Ada studied for 4 years and 2 months in total (BSc at Oslo Tech, 2 years and 10 "
+            "months; MSc at Porto University, 1 year and 4 months).") in text
+    assert ("Between the BSc (finished June 2013) and the MSc (started September 2013), Ada had "
+            "a break of 2 months (July 2013 to August 2013).") in text
+    assert ("Ada finished the MSc in December 2014 and started the first job after it, at Acme, "
+            "in January 2015: 1 month later.") in text
+    assert ("From finishing the MSc (December 2014) to starting at Globex (October 2016): "
+            "1 year and 10 months.") in text
 
 
 def test_one_section_per_calendar_year(ada):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import date
-from itertools import groupby, pairwise
+from itertools import combinations, groupby, pairwise
 
 from site_knowledge.build.model import Section, Source
 from site_knowledge.build.ontology import (
@@ -58,6 +58,9 @@ def derived_facts(ont: Ontology, today: date) -> Source:
         *_countries_and_cities(ont, now),
         *_employers(ont, now),
         *_order(ont, now),
+        *_studies(ont, now),
+        *_compared(ont, now),
+        *_moves(ont, now),
         *_experience(ont, now),
         *_years(ont, now),
     ]
@@ -224,6 +227,108 @@ def _order(ont: Ontology, now: int) -> list[Section]:
             f"After {before.company}: {after.company}", _anchor(ont, "CAREER", after.id), sentences
         )
     return out
+
+
+def _studies(ont: Ontology, now: int) -> list[Section]:
+    """Total time studied, the breaks between degrees, and from the last degree to the first
+    job after it."""
+    who = ont.profile.short_name
+    studies = sorted((s for s in ont.education if s.start <= now), key=lambda s: s.start)
+    if not studies:
+        return []
+    months = set().union(*(_months(s.start, s.end, now) for s in studies))
+    each = "; ".join(f"{s.degree} at {s.institution}, "
+                     f"{format_duration(len(_months(s.start, s.end, now)))}" for s in studies)
+    sentences = [f"{who} studied for {format_duration(len(months))} in total ({each})."]
+    for before, after in pairwise(studies):
+        if before.end is not None and after.start - before.end > 1:
+            sentences.append(
+                f"Between the {before.degree} (finished {format_month(before.end)}) and the "
+                f"{after.degree} (started {format_month(after.start)}), {who} had a break of "
+                f"{format_duration(after.start - before.end - 1)} "
+                f"({_gap(before.end + 1, after.start - 1)})."
+            )
+    last = studies[-1]
+    jobs = sorted((j for j in ont.career if last.end is not None and last.end < j.start <= now),
+                  key=lambda j: j.start)
+    if jobs:
+        sentences.append(
+            f"{who} finished the {last.degree} in {format_month(last.end or now)} and started the "
+            f"first job after it, at {jobs[0].company}, in {format_month(jobs[0].start)}: "
+            f"{format_duration(jobs[0].start - (last.end or now))} later."
+        )
+        sentences += [
+            f"From finishing the {last.degree} ({format_month(last.end or now)}) to starting at "
+            f"{j.company} ({format_month(j.start)}): {format_duration(j.start - (last.end or now))}."
+            for j in jobs[1:]
+        ]
+    return bounded_sections(f"Time {who} studied", _anchor(ont, "EDUCATION", studies[0].id),
+                            sentences)
+
+
+def _compared(ont: Ontology, now: int) -> list[Section]:
+    """Employers and cities ranked by time spent, and each pair of employers compared."""
+    who = ont.profile.short_name
+    employers = {c: len(set().union(*(_months(j.start, j.end, now) for j in jobs)))
+                 for c, jobs in _by_company(ont.career, now).items()}
+    cities: dict[str, int] = {}
+    for r in ont.residences:
+        if r.start <= now:
+            cities[str(r.place)] = cities.get(str(r.place), 0) + len(_months(r.start, r.end, now))
+    out: list[Section] = []
+    if len(employers) > 1:
+        order = list(employers)
+        sentences = [f"{who}'s employers by time worked, longest first: "
+                     f"{_ranked(employers)}."]
+        for a, b in combinations(order, 2):
+            longer, shorter = (a, b) if employers[a] >= employers[b] else (b, a)
+            difference = employers[longer] - employers[shorter]
+            sentences.append(
+                f"{who} worked at {longer} ({_ordinal(order.index(longer))} employer) "
+                + (f"{format_duration(difference)} longer than at {shorter}" if difference
+                   else f"as long as at {shorter}")
+                + f" ({_ordinal(order.index(shorter))} employer): {format_duration(employers[longer])} "
+                f"against {format_duration(employers[shorter])}."
+            )
+        out += bounded_sections("Time at each employer compared", "", sentences)
+    if len(cities) > 1:
+        out += bounded_sections(
+            "Cities by time lived", _anchor(ont, "LOCATION_HISTORY", "places-lived"),
+            [f"The cities {who} has lived in, by time lived there, longest first: "
+             f"{_ranked(cities)}."])
+    return out
+
+
+_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth",
+             "ninth", "tenth")
+
+
+def _ordinal(index: int) -> str:
+    """``0`` → ``"first"``; past the tenth, ``"11th"``."""
+    return _ORDINALS[index] if index < len(_ORDINALS) else f"{index + 1}th"
+
+
+def _moves(ont: Ontology, now: int) -> list[Section]:
+    """For each move into a new country: the countries lived in before it."""
+    who = ont.profile.short_name
+    seen: list[str] = []
+    sentences = []
+    for r in sorted((r for r in ont.residences if r.start <= now), key=lambda r: r.start):
+        country = r.place.country
+        if seen and country not in seen:
+            names = _join([country_name(c) for c in seen])
+            sentences.append(
+                f"Before moving to {country_name(country)} ({format_month(r.start)}), {who} had "
+                f"lived in {len(seen)} countr{'ies' if len(seen) != 1 else 'y'}: {names}.")
+        if country not in seen:
+            seen.append(country)
+    return bounded_sections(f"Countries {who} lived in before each move",
+                            _anchor(ont, "LOCATION_HISTORY", "places-lived"), sentences)
+
+
+def _ranked(months: dict[str, int]) -> str:
+    ranked = sorted(months.items(), key=lambda kv: -kv[1])
+    return "; ".join(f"{name} ({format_duration(n)})" for name, n in ranked)
 
 
 def _gap(start: int, end: int) -> str:
