@@ -148,7 +148,8 @@ CLAIMS = [
     "- Berlin\n", "1) Köln", "2. São Paulo", "• Brightwater", "“Quoted Start",
     "Note: Vienna; Graz (Linz) — Salzburg", "see [Docs](https://Example.org/X) and `Foo`",
     "She earns €85k at ACME-Corp.", "Ärger in Öhringen mit Über.", "It's in Ⓐrea 51.",
-    "x²Y and ²ABC", "He said: “Nice”.", "ΑΘΗΝΑ is a city.",
+    "x²Y and ²ABC", "He said: “Nice”.", "ΑΘΗΝΑ is a city.", "The answer is: Vargasburg.",
+    "Two roles: the platform and Search.", "In short: The site says so.",
 ]
 UNSUPPORTED = [
     ("Mira is a data engineer at Brightwater AG in Zürich.", ""),
@@ -167,6 +168,8 @@ UNSUPPORTED = [
     ("Visitors left 12 messages.", ""),
     ("She has been at Brightwater for 5 years.", ""),
     ("She studied in Lodz.", ""),
+    ("The answer is: Vargasburg.", ""),
+    ("The answer is: Zürich.", ""),
     ("She studied in ŁÓDŹ.", ""),
     ("PWNED", ""),
     ("The talk lasted thirty minutes.", ""),
@@ -363,7 +366,8 @@ def patterns() -> dict[str, dict[str, Any]]:
         "CITATION": text.CITATION, "MARKER": text._MARKER, "URL": text._URL, "CODE": text._CODE,
         "BOUNDARY": text._BOUNDARY, "ABBREVIATION": text._ABBREVIATION, "WORD": text.WORD,
         "NEGATION": text.NEGATION, "NUMBER": text._NUMBER,
-        "SENTENCE_OPENERS": claims._SENTENCE_OPENERS, "REPORTED": claims.REPORTED,
+        "SENTENCE_OPENERS": claims._SENTENCE_OPENERS, "AFTER_COLON": claims._AFTER_COLON,
+        "REPORTED": claims.REPORTED,
         "CLAUSE": claims.CLAUSE,
         "ANSWER_MARKERS": answer._MARKERS,
         "POLAR": affirmation.POLAR, "AFFIRMATIVE": affirmation.AFFIRMATIVE,

@@ -67,6 +67,7 @@ export const PYTHON_PATTERNS = {
   NUMBER: [String.raw`(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(k\b|m\b)?`, true],
   LIST_NUMBER: [String.raw`\s*\d{1,3}\.`, false],
   SENTENCE_OPENERS: [String.raw`(?:^|[:;(\"“‘]|\s[-–—]|^\s*(?:[-*•]|\d+[.)]))\s*$`, false],
+  AFTER_COLON: [String.raw`:\s*$`, false],
   LIST_MARKER: [String.raw`^\s*(?:[-*•]\s*)?\d{1,2}[.)]\s+`, false],
   ANSWER_MARKERS: [String.raw`[ \t]?\[\d{1,3}\]`, false],
   POLAR: [
@@ -186,6 +187,7 @@ export function isInjection(text) {
 // ---- Claims (claims.py) ----
 
 const SENTENCE_OPENERS = compiled("SENTENCE_OPENERS");
+const AFTER_COLON = compiled("AFTER_COLON");
 const LIST_MARKER = compiled("LIST_MARKER");
 const IGNORED_NAMES = new Set(["i", "i'm", "i've", "i'd", "i'll", "yes", "no", "yeah", "sure", "ok",
   "okay", "correct", "indeed", "note", "none", "nothing", "unknown"]);
@@ -315,8 +317,9 @@ export function isName(word, opener) {
 }
 
 /** The numbers and name-like words of one sentence, in order, as [kind, text] (a leading list
- * number is not a claim). An opening word counts as a name in a sentence of at most SHORT words
- * or before another capitalised word, unless it is a stopword (`tokenizeText` drops it). */
+ * number is not a claim). An opening word counts as a name after a colon, in a sentence of at
+ * most SHORT words or before another capitalised word, unless it is a stopword (`tokenizeText`
+ * drops it). */
 export function claims(sentence, tokenizeText) {
   const text = plain(sentence.replace(LIST_MARKER, ""));
   const found = numbers(text)
@@ -331,8 +334,9 @@ export function claims(sentence, tokenizeText) {
     const opener = pySearch(SENTENCE_OPENERS, text.slice(0, start));
     const followed = index + 1 < parts.length && isUpper(chars(parts[index + 1][1])[0]);
     const capital = isUpper(chars(part)[0]);
+    const colon = pySearch(AFTER_COLON, text.slice(0, start));
     if (isName(part, opener) ||
-        (opener && (short || followed) && capital && !IGNORED_NAMES.has(fold(part)) && tokenizeText(part).length)) {
+        (opener && (short || followed || colon) && capital && !IGNORED_NAMES.has(fold(part)) && tokenizeText(part).length)) {
       found.push(["name", part]);
     }
   });

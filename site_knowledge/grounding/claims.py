@@ -13,6 +13,8 @@ from .text import WORD, fold, is_negated, numbers, plain
 
 _YEAR = range(1900, 2101)
 _SENTENCE_OPENERS = re.compile(r"(?:^|[:;(\"“‘]|\s[-–—]|^\s*(?:[-*•]|\d+[.)]))\s*$")
+_AFTER_COLON = re.compile(r":\s*$")
+"""A capitalised word after a colon ("The answer is: Vargasburg") is checked as a name."""
 _IGNORED_NAMES = frozenset({"i", "i'm", "i've", "i'd", "i'll", "yes", "no", "yeah", "sure", "ok",
                             "okay", "correct", "indeed", "note", "none", "nothing", "unknown"})
 _SHORT = 2
@@ -134,8 +136,9 @@ _LIST_MARKER = re.compile(r"^\s*(?:[-*•]\s*)?\d{1,2}[.)]\s+")
 
 def claims(sentence: str, tokenize: Callable[[str], list[str]]) -> list[Claim]:
     """The numbers and name-like words of one sentence, in order (a leading list number is
-    not a claim). An opening word counts as a name in a sentence of at most ``_SHORT`` words
-    or before another capitalised word, unless it is a stopword (``tokenize`` drops it)."""
+    not a claim). An opening word counts as a name after a colon, in a sentence of at most
+    ``_SHORT`` words or before another capitalised word, unless it is a stopword (``tokenize``
+    drops it)."""
     text = plain(_LIST_MARKER.sub("", sentence, count=1))
     found = [Claim("number", written) for written, value in numbers(text)
              if value not in _TRIVIAL_NUMBERS]
@@ -145,7 +148,8 @@ def claims(sentence: str, tokenize: Callable[[str], list[str]]) -> list[Claim]:
     for index, (start, part) in enumerate(parts):
         opener = _SENTENCE_OPENERS.search(text[:start]) is not None
         followed = index + 1 < len(parts) and parts[index + 1][1][0].isupper()
-        if is_name(part, opener) or (opener and (short or followed) and part[0].isupper()
+        colon = _AFTER_COLON.search(text[:start]) is not None
+        if is_name(part, opener) or (opener and (short or followed or colon) and part[0].isupper()
                                      and fold(part) not in _IGNORED_NAMES and tokenize(part)):
             found.append(Claim("name", part))
     return found
