@@ -1,8 +1,10 @@
 """How the checks of answers that affirm a premise (site_knowledge/grounding/affirmation.py) do
 on every site, without a model, so that the figures isolate the checks from generation.
 
-**Yeses.** ``evals/polar/questions.jsonl`` holds 80 yes/no questions written from the four
-sites' pages (12 true and 8 false premises each, with the quote that settles each). Each
+**Yeses.** ``evals/polar/questions.jsonl`` holds 85 yes/no questions written from the four
+sites' pages (12 true and 8 false premises each, with the quote that settles each, and five
+that ask whether something still holds: two true and two false on the example, one false on
+drf-docs). Each
 question is searched as the gateway searches it (hybrid, the gate open, the gateway's four
 passages under its evidence budget) and grounded with the answer a model that always agrees
 would write ("Yes.") and with a restatement of the question. A right yes stopped is a false

@@ -25,7 +25,7 @@ from site_knowledge.grounding import affirmation, answer, attribution, claims, i
 from site_knowledge.grounding.answer import Context, Grounded, Passage, ground
 from site_knowledge.grounding.attribution import Lexicon
 from site_knowledge.grounding.claims import Support
-from site_knowledge.grounding.premises import SiteWords, notice
+from site_knowledge.grounding.premises import SiteWords, correction, notice
 from site_knowledge.retrieval.lexical import BM25
 from site_knowledge.retrieval.tokenizer import STOPWORDS, indexed_text, tokenize
 
@@ -312,6 +312,11 @@ AFFIRMATIONS = [  # (question, passages, answer): the yes check alone
      "she built the billing pipeline."),
     ("What did Mira build at Nordlicht GmbH in Zürich?", [1, 0], "She built the billing pipeline."),
     ("When did Mira Kovačević speak in Berlin?", [4], "Mira Kovačević spoke in Berlin."),
+    ("Does Mira still work at Nordlicht GmbH?", [1], "Yes, she still works at Nordlicht GmbH."),
+    ("Does Mira still lead the platform team?", [0], "Yes, she leads it [1]."),
+    ("Is Mira at Nordlicht GmbH any longer?", [1], "Yes."),
+    ("Does Mira work at Nordlicht GmbH?", [1], "Yes, she worked there."),
+    ("Does Mira still live in Zürich?", [], "Yes, in Zürich."),
 ]
 HOLDS = [("write", ["writing"]), ("go", ["google"]), ("go", ["go"]), ("teo", ["teodor"]),
          ("zürich", ["zürichsee"]), ("pg", ["pgbouncer"]), ("win", ["winter"]),
@@ -371,7 +376,8 @@ def patterns() -> dict[str, dict[str, Any]]:
         "CLAUSE": claims.CLAUSE,
         "ANSWER_MARKERS": answer._MARKERS,
         "POLAR": affirmation.POLAR, "AFFIRMATIVE": affirmation.AFFIRMATIVE,
-        "DENYING": affirmation.DENYING,
+        "DENYING": affirmation.DENYING, "LASTING": affirmation.LASTING,
+        "ONGOING": affirmation.ONGOING,
         "LIST_NUMBER": text._LIST_NUMBER, "LIST_MARKER": claims._LIST_MARKER,
         **{f"INJECTION_{i}": p for i, p in enumerate(injection.PATTERNS)},
     }
@@ -477,7 +483,8 @@ def build(with_unicode: bool = True) -> dict[str, Any]:
             for s, picked, q in ATTRIBUTION
         ],
         "premises": [{"question": q, "terms": site_words.unknown_terms(q),
-                      "notice": notice(site_words.unknown_terms(q))} for q in PREMISES],
+                      "notice": notice(site_words.unknown_terms(q)),
+                      "correction": correction(site_words.unknown_terms(q))} for q in PREMISES],
         "affirmation": [
             {"question": q, "passages": picked, "answer": a,
              "asked": affirmation.asked_terms(q, lexicon.tokenize, site_terms),

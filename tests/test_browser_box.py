@@ -76,6 +76,14 @@ def test_off_topic_is_refused_without_engine_or_request(example_site: Path) -> N
     assert "relevance check" in result["text"]
 
 
+def test_a_refusal_names_what_the_site_never_mentions(example_site: Path) -> None:
+    result = scenario("offtopic", example_site, "What did Teo build at Spotify?")
+    answer = result["answer"]
+    assert answer["engine"] == "gate" and answer["refused"] is True
+    assert answer["text"].startswith("The site does not mention Spotify. ")
+    assert result["engineCalls"]["webllm"] == result["engineCalls"]["wllama"] == 0
+
+
 def test_gateway_contract_stream_queue_429_interruption(example_site: Path) -> None:
     out = scenario("gateway_stub", example_site, ON_TOPIC)
     for mode in out.values():

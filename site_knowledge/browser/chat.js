@@ -365,7 +365,7 @@ class ChatBox {
     }
     this.stats.lastQuery = query;
     if (!found.gate.answerable) {
-      const text = this.meta.prompt.refusal;
+      const text = await this.worker.call({ type: "refusal", question, text: this.meta.prompt.refusal });
       view.finish({ text, citations: [], by: "the site's relevance check (nothing on this site matches)" });
       return { text, citations: [], engine: "gate", refused: true, grounded: true, ms: performance.now() - started, gate: found.gate };
     }

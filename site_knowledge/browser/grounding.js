@@ -76,6 +76,8 @@ export const PYTHON_PATTERNS = {
       String.raw`(?:n['’]t)?\b`,
     true,
   ],
+  LASTING: [String.raw`\b(?:still|anymore|any\s+longer)\b`, true],
+  ONGOING: [String.raw`\b(?:since|still|currently|now|present|today|so\s+far|to\s+date|as\s+of)\b`, true],
   AFFIRMATIVE: [String.raw`^\W*(?:yes|yeah|yep|correct|indeed|that['’]?s (?:right|correct|true))\b`, true],
   DENYING: [String.raw`\b(?:not|never)\b|n['’]t\b`, true],
   ...Object.fromEntries(INJECTION_SOURCES.map((source, i) => [`INJECTION_${i}`, [source, true]])),
@@ -411,6 +413,11 @@ export function notice(terms) {
   return terms.length ? `The site never mentions: ${terms.join(", ")}.` : "";
 }
 
+/** "The site does not mention A or B.", said of premise terms; empty for none. */
+export function correction(terms) {
+  return terms.length ? `The site does not mention ${terms.join(" or ")}.` : "";
+}
+
 // ---- Attribution (attribution.py) ----
 
 export const MIN_SUPPORT = 0.4;
@@ -483,6 +490,11 @@ export function validMarkers(sentence, passages, lexicon) {
 const POLAR = compiled("POLAR");
 const AFFIRMATIVE = compiled("AFFIRMATIVE");
 const DENYING = compiled("DENYING");
+const LASTING = compiled("LASTING");
+const LASTING_ALL = pyRegex(PYTHON_PATTERNS.LASTING[0], { ignoreCase: true, global: true });
+const ONGOING = compiled("ONGOING");
+/** Put in a window's terms when its text says something lasts (no tokenizer makes it). */
+const ONGOING_TERM = "\u2192ongoing";
 const NEAR = 1;
 const EXACT_ONLY = 2;
 const SPARE_EVERY = 3;
@@ -561,7 +573,8 @@ function confirms(window, terms, named) {
 /** The term sets that may confirm a yes and those that may deny it. Each sentence of a
  * non-fiction passage or of the stable facts that was not planted makes a window with up to NEAR
  * such sentences either side on its line (a paragraph; list items and table rows stand alone)
- * and its passage's label; each of its clauses that says not, never or n't may deny it. */
+ * and its passage's label, and ONGOING_TERM when one of its sentences says something lasts; each
+ * of its clauses that says not, never or n't may deny it. */
 function windows(evidence, facts, tokenizeText) {
   const found = [];
   const denied = [];
@@ -572,7 +585,9 @@ function windows(evidence, facts, tokenizeText) {
       const own = [];
       for (const [sentence, isPlanted] of planted(line)) {
         if (isPlanted) continue;
-        own.push(baseTerms(tokenizeText, plain(sentence.text)));
+        const terms = baseTerms(tokenizeText, plain(sentence.text));
+        if (pySearch(ONGOING, sentence.text)) terms.add(ONGOING_TERM);
+        own.push(terms);
         for (const clause of sentence.text.split(CLAUSE)) {
           if (pySearch(DENYING, clause)) denied.push(baseTerms(tokenizeText, plain(clause)));
         }
@@ -600,15 +615,19 @@ function affirming(answer, terms, tokenizeText) {
 
 /** The sentence in which an answer says yes to a yes/no question that a denying clause holds
  * every asked term of, or that no window confirms; null when the answer does not say yes or a
- * window confirms it. */
+ * window confirms it. A question asking whether something lasts (LASTING) needs a window that
+ * says it does (ONGOING) instead of the words "still" ... */
 export function unconfirmedYes(answer, question, evidence, facts, tokenizeText, siteTerms = []) {
   const terms = askedTerms(question, tokenizeText, siteTerms);
   const said = affirming(answer, terms, tokenizeText);
   if (said === null) return null;
+  const lasting = new Set([...question.matchAll(LASTING_ALL)].flatMap((m) => tokenizeText(m[0]).map(base)));
+  const needed = terms.filter((t) => !lasting.has(t));
   const named = namedTerms(question, tokenizeText);
   const [found, denied] = windows(evidence, facts, tokenizeText);
-  if (denied.some((d) => holdsAll(terms, d))) return said;
-  return found.some((w) => confirms(w, terms, named)) ? null : said;
+  if (denied.some((d) => holdsAll(needed, d))) return said;
+  const ongoing = pySearch(LASTING, question) ? [ONGOING_TERM] : [];
+  return found.some((w) => confirms(w, needed, named) && holdsAll(ongoing, w)) ? null : said;
 }
 
 /** The answer's first sentence that is not negated and holds every one of `names`. */
@@ -721,8 +740,7 @@ export function ground(answer, context, checkClaims = true) {
 function premiseCorrection(context, answer) {
   const denied = new Set();
   for (const s of sentences(answer)) if (isNegated(s.text)) for (const w of wordsOf(s.text)) denied.add(fold(w));
-  const missing = (context.premiseTerms || []).filter((t) => !denied.has(fold(t)));
-  return missing.length ? `The site does not mention ${missing.join(" or ")}.` : "";
+  return correction((context.premiseTerms || []).filter((t) => !denied.has(fold(t))));
 }
 
 function sameList(a, b) {
@@ -811,6 +829,12 @@ export class SiteGrounding {
   /** "The site never mentions: ..." for the question's names the site never uses, or "". */
   premiseNotice(question) {
     return notice(this.siteWords().unknownTerms(question));
+  }
+
+  /** The gate's `refusal`, opened by what the question names that the site never does ("The
+   * site does not mention Spotify."): the visitor learns why, a false premise is corrected. */
+  refusal(question, refusal) {
+    return strip(`${correction(this.siteWords().unknownTerms(question))} ${refusal}`);
   }
 
   /** Check an answer against `evidence` ({label, text, fiction} per passage, numbered from 1)

@@ -1,6 +1,6 @@
 // Web Worker: loads the artifact, its vectors and the query encoder, then embeds and searches
 // so that typing never blocks the page, and grounds answers with the index's tokenizer and IDF
-// (grounding.js). Messages: {id, type: "init"|"search"|"notice"|"ground", ...}.
+// (grounding.js). Messages: {id, type: "init"|"search"|"notice"|"refusal"|"ground", ...}.
 
 import { expandArtifact } from "./artifact.js";
 import { fetchBytes } from "./fetch.js";
@@ -50,7 +50,12 @@ function ground({ answer, question, evidence }) {
   return { text, cited, changed, grounded };
 }
 
-const HANDLERS = { init, search, notice, ground };
+/** The gate's refusal for a question, opened by what it names that the site never does. */
+function refusal({ question, text }) {
+  return grounding.refusal(question, text);
+}
+
+const HANDLERS = { init, search, notice, refusal, ground };
 
 self.onmessage = async ({ data }) => {
   const { id, type } = data;

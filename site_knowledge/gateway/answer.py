@@ -328,7 +328,7 @@ async def answer(gateway: Gateway, ticket: Ticket, ask: AskRequest, hits: Sequen
         route = decision.public() if decision else None
         if run.prompt is None:  # the router, or the gate after a follow-up's rewrite
             run.outcome = "refused"
-            for part in refusal_events(gateway.refusal, route):
+            for part in refusal_events(refusal_text(gateway, read.question), route):
                 yield part
             return
         evidence = assembled(run).evidence
@@ -362,9 +362,20 @@ def refusal_events(text: str, route: dict[str, Any] | None = None) -> list[bytes
             event(done_payload(grounded, [], "refused", route=route))]
 
 
-async def refused(gateway: Gateway, started: float) -> AsyncIterator[bytes]:
-    """The gate's refusal: the artifact's sentence, no sources, no model."""
-    for part in refusal_events(gateway.refusal):
+def refusal_text(gateway: Gateway, question: str) -> str:
+    """The artifact's refusal, opened (with premise grounding on) by what ``question`` names
+    that the site never does."""
+    if question and "premises" in gateway.config.grounding:
+        return gateway.grounding.refusal(question, gateway.refusal)
+    return gateway.refusal
+
+
+async def refused(gateway: Gateway, started: float, question: str = ""
+                  ) -> AsyncIterator[bytes]:
+    """A refusal without the model: the artifact's sentence, no sources. Given the
+    ``question`` the gate refused (and premise grounding on), the sentence opens with what it
+    names that the site never does."""
+    for part in refusal_events(refusal_text(gateway, question)):
         yield part
     gateway.metrics.settle(
         Sample(time.time(), "refused", round((time.monotonic() - started) * 1000, 1))

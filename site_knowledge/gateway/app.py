@@ -170,7 +170,7 @@ async def ask(request: Request) -> Response:
         # A follow-up the gate refuses ("Which district?") may still stand once rewritten:
         # it queues with no passages, and is refused after the rewrite if it still does not.
         if not result.answerable and not rewrites_followup(gateway, ask_request):
-            return EventStream(refused(gateway, started), headers=cors)
+            return EventStream(refused(gateway, started, ask_request.question), headers=cors)
         try:
             ticket = gateway.queue.enter()
         except QueueFull:

@@ -32,6 +32,14 @@ AFFIRMATIVE = re.compile(r"^\W*(?:yes|yeah|yep|correct|indeed|that['’]?s (?:ri
 DENYING = re.compile(r"\b(?:not|never)\b|n['’]t\b", re.IGNORECASE)
 """A clause that says this about all the asked terms denies them ("Mira is not looking for a new
 job"); "no" and "without" seldom deny the clause's verb ("downsamples without that lie")."""
+LASTING = re.compile(r"\b(?:still|anymore|any\s+longer)\b", re.IGNORECASE)
+"""A yes/no question with one of these asks whether something lasts ("Does Teo still live in
+Zurich?"): a yes needs a window that says it does, not one that it once did."""
+ONGOING = re.compile(r"\b(?:since|still|currently|now|present|today|so\s+far|to\s+date|as\s+of)"
+                     r"\b", re.IGNORECASE)
+"""A window with one of these says something lasts ("lives in Vienna, since April 2023")."""
+ONGOING_TERM = "\u2192ongoing"
+"""Put in a window's terms when its text says something lasts (no tokenizer makes it)."""
 NEAR = 1
 """A window is an evidence sentence with up to this many sentences either side on its line
 (and its passage's label): "He moved to Vienna. He has lived there since 2023." holds
@@ -129,8 +137,9 @@ def windows(evidence: Sequence[Passage], facts: str, tokenize: Tokenize
     """The term sets that may confirm a yes and those that may deny it. Each sentence of a
     non-fiction passage or of the stable facts that was not planted makes a window with up
     to ``NEAR`` such sentences either side on its line (a paragraph; list items and table
-    rows stand alone) and its passage's label; each of its clauses that says ``not``,
-    ``never`` or ``n't`` may deny it."""
+    rows stand alone) and its passage's label, and ``ONGOING_TERM`` when one of its sentences
+    says something lasts; each of its clauses that says ``not``, ``never`` or ``n't`` may deny
+    it."""
     found: list[frozenset[str]] = []
     denied: list[frozenset[str]] = []
     for label, text in [*((p.label, p.text) for p in evidence if not p.fiction), ("", facts)]:
@@ -140,7 +149,8 @@ def windows(evidence: Sequence[Passage], facts: str, tokenize: Tokenize
             for sentence, is_planted in planted(line):
                 if is_planted:
                     continue
-                own.append(_base_terms(sentence.text, tokenize))
+                lasts = frozenset({ONGOING_TERM}) if ONGOING.search(sentence.text) else frozenset()
+                own.append(_base_terms(sentence.text, tokenize) | lasts)
                 denied += [_base_terms(clause, tokenize)
                            for clause in CLAUSE.split(sentence.text) if DENYING.search(clause)]
             found += [head.union(*own[max(0, i - NEAR):i + NEAR + 1]) for i in range(len(own))]
@@ -165,16 +175,21 @@ def unconfirmed_yes(answer: str, question: str, evidence: Sequence[Passage], fac
                     tokenize: Tokenize, site_terms: Iterable[str] = ()) -> str | None:
     """The sentence in which an answer says yes to a yes/no question that a denying clause
     holds every asked term of, or that no window confirms; ``None`` when the answer does not
-    say yes or a window confirms it."""
+    say yes or a window confirms it. A question asking whether something lasts (``LASTING``)
+    needs a window that says it does (``ONGOING``) instead of the words ``still`` ..."""
     terms = asked_terms(question, tokenize, site_terms)
     said = affirming(answer, terms, tokenize)
     if said is None:
         return None
+    lasting = {base(t) for m in LASTING.finditer(question) for t in tokenize(m.group(0))}
+    needed = [t for t in terms if t not in lasting]
     named = named_terms(question, tokenize)
     found, denied = windows(evidence, facts, tokenize)
-    if any(holds_all(terms, d) for d in denied):
+    if any(holds_all(needed, d) for d in denied):
         return said
-    return None if any(confirms(w, terms, named) for w in found) else said
+    ongoing = [ONGOING_TERM] if LASTING.search(question) else []
+    return None if any(confirms(w, needed, named) and holds_all(ongoing, w)
+                       for w in found) else said
 
 
 def echoing(answer: str, names: Sequence[str], tokenize: Tokenize) -> str | None:

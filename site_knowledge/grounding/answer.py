@@ -12,6 +12,7 @@ from .affirmation import CHECKS
 from .attribution import Lexicon, attribute, valid_markers
 from .claims import Claim, Support, unsupported
 from .injection import planted
+from .premises import correction
 from .text import CITATION, WORD, Sentence, fold, is_negated, plain, sentences
 
 _MARKERS = re.compile(r"[ \t]?\[\d{1,3}\]")
@@ -138,8 +139,7 @@ def _premise_correction(context: Context, answer: str) -> str:
     does not deny (no negated sentence of it names them); empty when there are none."""
     denied = {fold(w) for s in sentences(answer) if is_negated(s.text)
               for w in WORD.findall(s.text)}
-    missing = [t for t in context.premise_terms if fold(t) not in denied]
-    return f"The site does not mention {' or '.join(missing)}." if missing else ""
+    return correction([t for t in context.premise_terms if fold(t) not in denied])
 
 
 def _informative(sentence: Sentence, context: Context) -> bool:

@@ -46,3 +46,8 @@ class SiteWords:
 def notice(terms: Collection[str]) -> str:
     """The line the answer prompt carries when the question uses words the site never does."""
     return "The site never mentions: " + ", ".join(terms) + "." if terms else ""
+
+
+def correction(terms: Collection[str]) -> str:
+    """``The site does not mention A or B.``, said of premise terms; empty for none."""
+    return f"The site does not mention {' or '.join(terms)}." if terms else ""

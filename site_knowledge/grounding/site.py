@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from .answer import Context, Grounded, Passage, ground
 from .attribution import Lexicon
 from .claims import Support
-from .premises import SiteWords, notice
+from .premises import SiteWords, correction, notice
 
 if TYPE_CHECKING:
     from site_knowledge.retrieval import KnowledgeIndex
@@ -35,6 +35,12 @@ class SiteGrounding:
     def premise_notice(self, question: str) -> str:
         """"The site never mentions: …" for the question's words the site never uses, or ""."""
         return notice(self.words.unknown_terms(question))
+
+    def refusal(self, question: str, refusal: str) -> str:
+        """The gate's ``refusal``, opened by what the question names that the site never does
+        ("The site does not mention Spotify."): a visitor learns why, and a false premise is
+        corrected rather than declined."""
+        return f"{correction(self.words.unknown_terms(question))} {refusal}".strip()
 
     def ground(self, answer: str, question: str, evidence: Sequence[Passage],
                check_claims: bool = True, premises: bool = True) -> Grounded:

@@ -24,6 +24,7 @@ import {
   isNegated,
   namedTerms,
   notice,
+  correction,
   numbers,
   plain,
   sentences,
@@ -162,6 +163,7 @@ for (const c of V.premises) {
   test(`premises ${show(c.question)}`, () => {
     assert.deepEqual(siteWords.unknownTerms(c.question), c.terms);
     assert.equal(notice(siteWords.unknownTerms(c.question)), c.notice);
+    assert.equal(correction(siteWords.unknownTerms(c.question)), c.correction);
   });
 }
 
