@@ -118,8 +118,10 @@ def test_source_identity(ada):
         # employers and cities ranked and compared, countries before each move
         "Ada's employers by time worked, longest first: Globex (3 years and 6 months); "
         "Acme (1 year and 6 months).",
-        "Ada worked at Globex (second employer) 2 years longer than at Acme (first employer): "
-        "3 years and 6 months against 1 year and 6 months.",
+        "Ada's second job, at Globex (3 years and 6 months), was 2 years longer than the first "
+        "job, at Acme (1 year and 6 months).",
+        "Ada's first job, at Acme (1 year and 6 months), was 2 years shorter than the second "
+        "job, at Globex (3 years and 6 months).",
         "The cities Ada has lived in, by time lived there, longest first: Porto, Portugal "
         "(2 years and 3 months); Oslo, Norway (1 year and 6 months); Lisbon, Portugal "
         "(1 year and 3 months); Bergen, Norway (3 months).",
@@ -147,14 +149,17 @@ def test_time_studied_breaks_and_the_first_job_after(tmp_path):
                               '"EDUCATION": "fact"}')
     path.write_text(fixture + STUDIES + 'URLS["EDUCATION"] = "cv/"\n', encoding="utf-8")
     text = _text(load_ontology(path))
-    assert ("Ada studied for 4 years and 2 months in total (BSc at Oslo Tech, 2 years and 10 "
-            "months; MSc at Porto University, 1 year and 4 months).") in text
-    assert ("Between the BSc (finished June 2013) and the MSc (started September 2013), Ada had "
-            "a break of 2 months (July 2013 to August 2013).") in text
-    assert ("Ada finished the MSc in December 2014 and started the first job after it, at Acme, "
-            "in January 2015: 1 month later.") in text
-    assert ("From finishing the MSc (December 2014) to starting at Globex (October 2016): "
-            "1 year and 10 months.") in text
+    assert ("Ada studied for 4 years and 2 months in total, across both degrees (BSc "
+            "(bachelor's) at Oslo Tech, 2 years and 10 months; MSc (master's) at Porto "
+            "University, 1 year and 4 months).") in text
+    assert ("Between the BSc (bachelor's, finished June 2013) and the MSc (master's, started "
+            "September 2013), Ada had a break of 2 months (July 2013 to August 2013).") in text
+    assert ("From finishing the MSc (master's, December 2014) to starting at Acme (January "
+            "2015): 1 month (the first job after it).") in text
+    assert ("From finishing the MSc (master's, December 2014) to starting at Globex (October "
+            "2016): 1 year and 10 months.") in text
+    assert ("Ada studied at Oslo Tech for 2 years and 10 months, for the BSc (bachelor's, "
+            "September 2010 to June 2013).") in text
 
 
 def test_one_section_per_calendar_year(ada):

@@ -72,8 +72,8 @@ def test_prompt_timelines(ont):
         "Germany",
         "- June 2020 to February 2023: Staff Engineer, Northwind Maps, Zurich, Switzerland",
         "- April 2023 to present: Principal Engineer, Fennec Systems, Vienna, Austria",
-        "- September 2012 to August 2014: MSc Computer Science (distributed systems track), "
-        "Delft University of Technology, Delft, Netherlands",
+        "- September 2012 to August 2014: MSc (master's) Computer Science (distributed systems "
+        "track), Delft University of Technology, Delft, Netherlands",
         "- January 2017 to August 2017: Lisbon, Portugal",
         "- April 2023 to present: Vienna, Austria",
         "- tidewater (2017):",

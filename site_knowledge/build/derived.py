@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import date
-from itertools import combinations, groupby, pairwise
+from itertools import groupby, pairwise
 
 from site_knowledge.build.model import Section, Source
 from site_knowledge.build.ontology import (
@@ -172,8 +172,8 @@ def _employers(ont: Ontology, now: int) -> list[Section]:
         if study.start <= now:
             months = _months(study.start, study.end, now)
             text = (
-                f"{who} studied at {study.institution} for {format_duration(len(months))} "
-                f"({study.degree}, {_span(study.start, study.end)})."
+                f"{who} studied at {study.institution} for {format_duration(len(months))}, "
+                f"for the {study.degree_named(_span(study.start, study.end))}."
             )
             out += bounded_sections(
                 f"How long {who} studied at {study.institution}",
@@ -230,44 +230,44 @@ def _order(ont: Ontology, now: int) -> list[Section]:
 
 
 def _studies(ont: Ontology, now: int) -> list[Section]:
-    """Total time studied, the breaks between degrees, and from the last degree to the first
-    job after it."""
+    """Total time studied and the breaks between degrees; the time from the last degree to
+    each job after it."""
     who = ont.profile.short_name
     studies = sorted((s for s in ont.education if s.start <= now), key=lambda s: s.start)
     if not studies:
         return []
     months = set().union(*(_months(s.start, s.end, now) for s in studies))
-    each = "; ".join(f"{s.degree} at {s.institution}, "
+    each = "; ".join(f"{s.degree_named()} at {s.institution}, "
                      f"{format_duration(len(_months(s.start, s.end, now)))}" for s in studies)
-    sentences = [f"{who} studied for {format_duration(len(months))} in total ({each})."]
+    count = {1: "one degree", 2: "both degrees"}.get(len(studies), f"{len(studies)} degrees")
+    sentences = [f"{who} studied for {format_duration(len(months))} in total, across {count} "
+                 f"({each})."]
     for before, after in pairwise(studies):
         if before.end is not None and after.start - before.end > 1:
             sentences.append(
-                f"Between the {before.degree} (finished {format_month(before.end)}) and the "
-                f"{after.degree} (started {format_month(after.start)}), {who} had a break of "
-                f"{format_duration(after.start - before.end - 1)} "
+                f"Between the {before.degree_named(f'finished {format_month(before.end)}')} and "
+                f"the {after.degree_named(f'started {format_month(after.start)}')}, {who} had a "
+                f"break of {format_duration(after.start - before.end - 1)} "
                 f"({_gap(before.end + 1, after.start - 1)})."
             )
+    anchor = _anchor(ont, "EDUCATION", studies[0].id)
+    out = bounded_sections(f"How long {who} studied in total", anchor, sentences)
     last = studies[-1]
-    jobs = sorted((j for j in ont.career if last.end is not None and last.end < j.start <= now),
-                  key=lambda j: j.start)
-    if jobs:
-        sentences.append(
-            f"{who} finished the {last.degree} in {format_month(last.end or now)} and started the "
-            f"first job after it, at {jobs[0].company}, in {format_month(jobs[0].start)}: "
-            f"{format_duration(jobs[0].start - (last.end or now))} later."
-        )
-        sentences += [
-            f"From finishing the {last.degree} ({format_month(last.end or now)}) to starting at "
-            f"{j.company} ({format_month(j.start)}): {format_duration(j.start - (last.end or now))}."
-            for j in jobs[1:]
-        ]
-    return bounded_sections(f"Time {who} studied", _anchor(ont, "EDUCATION", studies[0].id),
-                            sentences)
+    if last.end is None:
+        return out
+    jobs = sorted((j for j in ont.career if last.end < j.start <= now), key=lambda j: j.start)
+    since_last = [
+        f"From finishing the {last.degree_named(format_month(last.end))} to starting at "
+        f"{j.company} ({format_month(j.start)}): {format_duration(j.start - last.end)}"
+        f"{' (the first job after it)' if i == 0 else ''}."
+        for i, j in enumerate(jobs)
+    ]
+    return out + bounded_sections(f"From {who}'s last degree to each job", anchor, since_last)
 
 
 def _compared(ont: Ontology, now: int) -> list[Section]:
-    """Employers and cities ranked by time spent, and each pair of employers compared."""
+    """For each employer, how its time compares with every other's; employers and cities
+    ranked by time spent, and the cities where a job was."""
     who = ont.profile.short_name
     employers = {c: len(set().union(*(_months(j.start, j.end, now) for j in jobs)))
                  for c, jobs in _by_company(ont.career, now).items()}
@@ -276,26 +276,31 @@ def _compared(ont: Ontology, now: int) -> list[Section]:
         if r.start <= now:
             cities[str(r.place)] = cities.get(str(r.place), 0) + len(_months(r.start, r.end, now))
     out: list[Section] = []
-    if len(employers) > 1:
-        order = list(employers)
-        sentences = [f"{who}'s employers by time worked, longest first: "
-                     f"{_ranked(employers)}."]
-        for a, b in combinations(order, 2):
-            longer, shorter = (a, b) if employers[a] >= employers[b] else (b, a)
-            difference = employers[longer] - employers[shorter]
-            sentences.append(
-                f"{who} worked at {longer} ({_ordinal(order.index(longer))} employer) "
-                + (f"{format_duration(difference)} longer than at {shorter}" if difference
-                   else f"as long as at {shorter}")
-                + f" ({_ordinal(order.index(shorter))} employer): {format_duration(employers[longer])} "
-                f"against {format_duration(employers[shorter])}."
-            )
-        out += bounded_sections("Time at each employer compared", "", sentences)
+    order = list(employers)
+    if len(order) > 1:
+        out += bounded_sections("Time at each employer ranked", "", [
+            f"{who}'s employers by time worked, longest first: {_ranked(employers)}."])
+    for company in order if len(order) > 1 else ():
+        own = f"{who}'s {_ordinal(order.index(company))} job, at {company}"
+        sentences = []
+        for other in (o for o in order if o != company):
+            difference = employers[company] - employers[other]
+            than = f"{_ordinal(order.index(other))} job, at {other}"
+            how = (f"{format_duration(difference)} longer than the {than}" if difference > 0
+                   else f"{format_duration(-difference)} shorter than the {than}" if difference
+                   else f"as long as the {than}")
+            sentences.append(f"{own} ({format_duration(employers[company])}), was {how} "
+                             f"({format_duration(employers[other])}).")
+        out += bounded_sections(f"{who}'s time at {company} compared", "", sentences)
+    worked = {str(j.place) for j in ont.career if j.start <= now}
     if len(cities) > 1:
-        out += bounded_sections(
-            "Cities by time lived", _anchor(ont, "LOCATION_HISTORY", "places-lived"),
-            [f"The cities {who} has lived in, by time lived there, longest first: "
-             f"{_ranked(cities)}."])
+        lines = [f"The cities {who} has lived in, by time lived there, longest first: "
+                 f"{_ranked(cities)}."]
+        if 1 < len(worked & set(cities)) < len(cities):
+            lines.append(f"The cities where {who} had a job, by time lived there, longest "
+                         f"first: {_ranked({c: n for c, n in cities.items() if c in worked})}.")
+        out += bounded_sections("Cities by time lived",
+                                _anchor(ont, "LOCATION_HISTORY", "places-lived"), lines)
     return out
 
 

@@ -66,6 +66,14 @@ class Job:
     notes: tuple[str, ...]
 
 
+DEGREE_LEVELS = {
+    "ba": "bachelor's", "bs": "bachelor's", "bsc": "bachelor's", "beng": "bachelor's",
+    "ma": "master's", "ms": "master's", "msc": "master's", "meng": "master's", "mba": "master's",
+    "mphil": "master's", "phd": "doctorate", "dphil": "doctorate",
+}
+"""Degree abbreviations and the level a visitor asks about ("his master's")."""
+
+
 @dataclass(frozen=True)
 class Study:
     """One EDUCATION entry."""
@@ -78,6 +86,16 @@ class Study:
     end: int | None
     place: Place
     notes: tuple[str, ...]
+
+    @property
+    def level(self) -> str | None:
+        """What an abbreviated degree is (``MSc`` → ``master's``); None otherwise."""
+        return DEGREE_LEVELS.get(self.degree.lower().replace(".", "").replace(" ", ""))
+
+    def degree_named(self, detail: str = "") -> str:
+        """The degree with its level and ``detail`` in brackets: ``MSc (master's, 2014)``."""
+        inside = ", ".join(part for part in (self.level, detail) if part)
+        return f"{self.degree} ({inside})" if inside else self.degree
 
 
 @dataclass(frozen=True)

@@ -138,7 +138,7 @@ def _education(ont: Ontology) -> list[Section]:
     for study in ont.education:
         first = (
             f"{ont.profile.name} studied {study.field} at {study.institution} in "
-            f"{study.place}, from {format_span(study.start, study.end)} (degree: {study.degree})."
+            f"{study.place}, from {format_span(study.start, study.end)} (degree: {study.degree_named()})."
         )
         notes = [_sentence(n) for n in study.notes]
         out += bounded_sections(f"{study.institution}, {study.degree}", study.id, [first, *notes])
