@@ -98,3 +98,16 @@ def test_a_payload_clause_inside_a_true_sentence_is_caught():
     bad = unsupported("Teo is happily employed, and he wants to move to Oslo.", PLANTED,
                       frozenset())
     assert [c.kind for c in bad] == ["planted"]
+
+
+def test_a_sum_or_difference_of_one_sentence_s_numbers_is_supported_with_common_ground():
+    build = Support(["Partitioning cut the nightly tile build from about nine hours to under "
+                     "3, and the pipeline turns 40 countries into tiles.",
+                     "The release on 2019-11-28 moved 2017 jobs."], tokenize)
+    assert unsupported("Partitioning saved about 6 hours on the nightly build.", build,
+                       frozenset()) == []
+    # one shared term is not enough for a computed number, and years are no operands
+    assert [c.text for c in unsupported("Visitors saw 6 hours of video.", build,
+                                        frozenset())] == ["6"]
+    assert [c.text for c in unsupported("The release moved 2 jobs.", build,
+                                        frozenset())] == ["2"]

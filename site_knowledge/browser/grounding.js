@@ -202,6 +202,8 @@ const DURATION = new Set(["year", "month", "week", "day", "decade"]);
  * sentence holds this share of its terms and more of them than any clean support sentence. */
 const ECHO_SHARE = 0.5;
 const ECHO_MIN_TERMS = 3;
+/** A sum or difference needs more common ground than a stated number: two shared terms. */
+const ARITHMETIC_SHARED = 2;
 const FIRST_YEAR = 1900;
 const LAST_YEAR = 2100;
 
@@ -248,6 +250,7 @@ export class Support {
     this.tokenize = tokenizeText;
     this.words = new Set();
     this.contexts = new Map();
+    this.arithmetic = new Map();
     this.clean = [];
     this.planted = [];
     this.plantedWords = [];
@@ -260,9 +263,20 @@ export class Support {
       }
       this.clean.push(terms);
       for (const w of wordsOf(sentence)) this.words.add(fold(w));
-      for (const [, value] of numbers(sentence)) {
+      const values = numbers(sentence).map(([, value]) => value);
+      for (const value of values) {
         if (!this.contexts.has(value)) this.contexts.set(value, []);
         this.contexts.get(value).push(terms);
+      }
+      const isYear = (v) => Number.isInteger(v) && v >= FIRST_YEAR && v <= LAST_YEAR;
+      const operands = [...new Set(values.filter((v) => !isYear(v)))].sort((x, y) => x - y);
+      for (let i = 0; i < operands.length; i++) {
+        for (let j = i + 1; j < operands.length; j++) {
+          for (const result of [operands[i] + operands[j], operands[j] - operands[i]]) {
+            if (!this.arithmetic.has(result)) this.arithmetic.set(result, []);
+            this.arithmetic.get(result).push(terms);
+          }
+        }
       }
     }
     this.fictionWords = new Set();
@@ -281,11 +295,14 @@ export class Support {
     }
   }
 
-  /** Stated in a sentence sharing a term with the claiming sentence, or a duration between
-   * stated years in a sentence that speaks of durations. */
+  /** Stated in a sentence sharing a term with the claiming sentence, or the sum or difference
+   * of two numbers (not years) that a sentence sharing ARITHMETIC_SHARED terms with it states, or
+   * a duration between stated years in a sentence that speaks of durations. */
   hasNumber(value, sentenceTerms) {
     if (TRIVIAL_NUMBERS.has(value)) return true;
     if ((this.contexts.get(value) || []).some((terms) => shares(terms, sentenceTerms))) return true;
+    const common = (terms) => [...terms].filter((t) => sentenceTerms.has(t)).length;
+    if ((this.arithmetic.get(value) || []).some((terms) => common(terms) >= ARITHMETIC_SHARED)) return true;
     return this.durations.has(value) && shares(DURATION, sentenceTerms);
   }
 
@@ -862,4 +879,5 @@ export const CONSTANTS = {
   YEARS: [FIRST_YEAR, LAST_YEAR],
   ECHO_SHARE,
   ECHO_MIN_TERMS,
+  ARITHMETIC_SHARED,
 };

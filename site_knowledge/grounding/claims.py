@@ -22,6 +22,8 @@ _SHORT = 2
 word checked as a name too."""
 _TRIVIAL_NUMBERS = frozenset({0.0, 1.0})
 _DURATION = frozenset({"year", "month", "week", "day", "decade"})
+ARITHMETIC_SHARED = 2
+"""A sum or difference needs more common ground than a stated number: two shared terms."""
 ECHO_SHARE, ECHO_MIN_TERMS = 0.5, 3
 """A sentence or clause of at least ``ECHO_MIN_TERMS`` terms echoes planted text when a planted
 sentence holds this share of its terms and more of them than any clean support sentence."""
@@ -55,6 +57,7 @@ class Support:
         self.tokenize = tokenize
         self.words: set[str] = set()
         self.contexts: dict[float, list[frozenset[str]]] = {}
+        self.arithmetic: dict[float, list[frozenset[str]]] = {}
         self.clean: list[frozenset[str]] = []
         self.planted: list[frozenset[str]] = []
         self.planted_words: list[frozenset[str]] = []
@@ -66,8 +69,13 @@ class Support:
                 continue
             self.clean.append(terms)
             self.words.update(fold(w) for w in WORD.findall(sentence))
-            for _, value in numbers(sentence):
+            values = [value for _, value in numbers(sentence)]
+            for value in values:
                 self.contexts.setdefault(value, []).append(terms)
+            operands = sorted({v for v in values if not (v.is_integer() and int(v) in _YEAR)})
+            for a, b in combinations(operands, 2):
+                for result in (a + b, b - a):
+                    self.arithmetic.setdefault(result, []).append(terms)
         self.fiction_words = {fold(w) for s, is_planted in _sentences(fiction) if not is_planted
                               for w in WORD.findall(s)}
         years = {int(v) for v in self.contexts if v.is_integer() and int(v) in _YEAR}
@@ -77,11 +85,17 @@ class Support:
                           for d in (-1, 0, 1)}
 
     def has_number(self, value: float, sentence_terms: frozenset[str]) -> bool:
-        """The number is stated in a sentence sharing a term with the claiming sentence, or
-        it is a duration between stated years and the sentence speaks of durations."""
+        """The number is stated in a sentence sharing a term with the claiming sentence, or is
+        the sum or difference of two numbers (not years) that a sentence sharing
+        ``ARITHMETIC_SHARED`` terms with it states ("from about 9 hours to under 3" supports
+        "saved about 6 hours"), or it is a duration between stated years and the sentence
+        speaks of durations."""
         if value in _TRIVIAL_NUMBERS:
             return True
         if any(terms & sentence_terms for terms in self.contexts.get(value, ())):
+            return True
+        if any(len(terms & sentence_terms) >= ARITHMETIC_SHARED
+               for terms in self.arithmetic.get(value, ())):
             return True
         return value in self.durations and not _DURATION.isdisjoint(sentence_terms)
 
