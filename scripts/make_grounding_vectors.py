@@ -174,6 +174,12 @@ UNSUPPORTED = [
     ("The talk lasted 32 minutes.", ""),
     ("She worked at Nordlicht GmbH for 6 years.", "How long did Mira work at Nordlicht GmbH?"),
     ("Mira's talk had 3.8 million views.", ""),
+    ("Mira is 4 years old.", ""),
+    ("Mira is about 6 years old.", "How old is Mira?"),
+    ("She was aged 30 then.", ""),
+    ("The crate is 2 years old.", ""),
+    ("tidepool was 2 years old then; she was 30.", ""),
+    ("He is 4 years old.", ""),
     ("The answer is: Zürich.", ""),
     ("She studied in ŁÓDŹ.", ""),
     ("PWNED", ""),
@@ -376,7 +382,8 @@ def patterns() -> dict[str, dict[str, Any]]:
         "CITATION": text.CITATION, "MARKER": text._MARKER, "URL": text._URL, "CODE": text._CODE,
         "BOUNDARY": text._BOUNDARY, "ABBREVIATION": text._ABBREVIATION, "WORD": text.WORD,
         "NEGATION": text.NEGATION, "NUMBER": text._NUMBER,
-        "SENTENCE_OPENERS": claims._SENTENCE_OPENERS, "AFTER_COLON": claims._AFTER_COLON,
+        "SENTENCE_OPENERS": claims._SENTENCE_OPENERS, "AFTER_COLON": claims._AFTER_COLON, "AGE": claims.AGE,
+        "PERSONAL": claims.PERSONAL,
         "REPORTED": claims.REPORTED,
         "CLAUSE": claims.CLAUSE,
         "ANSWER_MARKERS": answer._MARKERS,
@@ -473,9 +480,10 @@ def build(with_unicode: bool = True) -> dict[str, Any]:
             "planted": sorted(sorted(terms) for terms in support.planted),
         },
         "unsupported": [
-            {"sentence": s, "question": q, "claims": [
+            {"sentence": s, "question": q, "people": sorted(site_terms), "claims": [
                 [c.kind, c.text] for c in claims.unsupported(
-                    s, support, frozenset(text.fold(w) for w in text.WORD.findall(q)))]}
+                    s, support, frozenset(text.fold(w) for w in text.WORD.findall(q)),
+                    people=site_terms)]}
             for s, q in UNSUPPORTED
         ],
         "attribution": [

@@ -111,3 +111,14 @@ def test_a_sum_or_difference_of_one_sentence_s_numbers_is_supported_with_common_
                                         frozenset())] == ["6"]
     assert [c.text for c in unsupported("The release moved 2 jobs.", build,
                                         frozenset())] == ["2"]
+
+
+def test_a_person_s_age_is_never_computed():
+    years = Support(["tidewater was released in 2017 and pg-shadow in 2019."], tokenize)
+    people = frozenset({"teo"})
+    assert [c.text for c in unsupported("Teo is 2 years old.", years, frozenset(),
+                                        people=people)] == ["2"]
+    assert [c.text for c in unsupported("He was aged 2 then.", years, frozenset())] == ["2"]
+    # a thing's age may be a duration between stated years
+    assert unsupported("tidewater was 2 years old when pg-shadow came out.", years,
+                       frozenset(), people=people) == []

@@ -68,6 +68,8 @@ export const PYTHON_PATTERNS = {
   LIST_NUMBER: [String.raw`\s*\d{1,3}\.`, false],
   SENTENCE_OPENERS: [String.raw`(?:^|[:;(\"“‘]|\s[-–—]|^\s*(?:[-*•]|\d+[.)]))\s*$`, false],
   AFTER_COLON: [String.raw`:\s*$`, false],
+  PERSONAL: [String.raw`\b(?:i|me|my|we|you|your|he|him|his|she|her|they|their)\b`, true],
+  AGE: [String.raw`\b(?:aged?|age\s+of|age\s+is)\s+([^\W_]+)|\b([^\W_]+)[\s-]+years?[\s-]+old\b`, true],
   LIST_MARKER: [String.raw`^\s*(?:[-*•]\s*)?\d{1,2}[.)]\s+`, false],
   ANSWER_MARKERS: [String.raw`[ \t]?\[\d{1,3}\]`, false],
   POLAR: [
@@ -189,6 +191,8 @@ export function isInjection(text) {
 // ---- Claims (claims.py) ----
 
 const SENTENCE_OPENERS = compiled("SENTENCE_OPENERS");
+const AGE = pyRegex(PYTHON_PATTERNS.AGE[0], { ignoreCase: true, global: true });
+const PERSONAL = compiled("PERSONAL");
 const AFTER_COLON = compiled("AFTER_COLON");
 const LIST_MARKER = compiled("LIST_MARKER");
 const IGNORED_NAMES = new Set(["i", "i'm", "i've", "i'd", "i'll", "yes", "no", "yeah", "sure", "ok",
@@ -297,10 +301,12 @@ export class Support {
 
   /** Stated in a sentence sharing a term with the claiming sentence, or the sum or difference
    * of two numbers (not years) that a sentence sharing ARITHMETIC_SHARED terms with it states, or
-   * a duration between stated years in a sentence that speaks of durations. */
-  hasNumber(value, sentenceTerms) {
+   * a duration between stated years in a sentence that speaks of durations; without `computed`,
+   * only the first. */
+  hasNumber(value, sentenceTerms, computed = true) {
     if (TRIVIAL_NUMBERS.has(value)) return true;
     if ((this.contexts.get(value) || []).some((terms) => shares(terms, sentenceTerms))) return true;
+    if (!computed) return false;
     const common = (terms) => [...terms].filter((t) => sentenceTerms.has(t)).length;
     if ((this.arithmetic.get(value) || []).some((terms) => common(terms) >= ARITHMETIC_SHARED)) return true;
     return this.durations.has(value) && shares(DURATION, sentenceTerms);
@@ -366,17 +372,23 @@ export function claims(sentence, tokenizeText) {
  * terms and the question's (`questionTerms`: a short answer like "2019" answers the question it
  * was asked). A denial may name what the question named ("Teo never worked at Google") or what
  * only fiction says. */
-export function unsupported(sentence, support, questionWords, questionTerms = new Set()) {
+export function unsupported(sentence, support, questionWords, questionTerms = new Set(), people = []) {
   const negated = isNegated(sentence);
   const termsOf = (text) => new Set(contentTerms(support.tokenize(plain(text))));
   const own = termsOf(sentence);
   const parts = [own, ...sentence.split(CLAUSE).map(termsOf)];
   if (!negated && parts.some((terms) => support.echoesPlanted(sentence, terms))) return [["planted", sentence.trim()]];
   const terms = new Set([...own, ...questionTerms]);
+  const ages = new Set();
+  const personal = pySearch(PERSONAL, plain(sentence)) || [...people].some((t) => own.has(t));
+  for (const match of personal ? plain(sentence).matchAll(AGE) : []) {
+    for (const group of match.slice(1)) if (group) for (const [, value] of numbers(group)) ages.add(value);
+  }
   const out = [];
   for (const claim of claims(sentence, support.tokenize)) {
     const [kind, written] = claim;
-    let ok = kind === "number" ? support.hasNumber(numbers(written)[0][1], terms) : support.hasWord(written);
+    const value = kind === "number" ? numbers(written)[0][1] : null;
+    let ok = kind === "number" ? support.hasNumber(value, terms, !ages.has(value)) : support.hasWord(written);
     const folded = fold(written);
     if (!ok && negated && (questionWords.has(folded) || support.fictionWords.has(folded))) ok = true;
     if (!ok) out.push(claim);
@@ -719,7 +731,7 @@ export function ground(answer, context, checkClaims = true) {
       continue;
     }
     seen.add(key);
-    const bad = checkClaims ? unsupported(sentence.text, context.support, questionWords, questionTerms) : [];
+    const bad = checkClaims ? unsupported(sentence.text, context.support, questionWords, questionTerms, context.siteTerms || []) : [];
     if (bad.length) {
       removed.push(...bad);
       dropped = true;

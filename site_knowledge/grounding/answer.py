@@ -102,7 +102,8 @@ def ground(answer: str, context: Context, check_claims: bool = True) -> Grounded
             dropped = True
             continue
         seen.add(key)
-        bad = (unsupported(sentence.text, context.support, question_words, question_terms)
+        bad = (unsupported(sentence.text, context.support, question_words, question_terms,
+                           context.site_terms)
                if check_claims else [])
         if bad:
             removed.extend(bad)

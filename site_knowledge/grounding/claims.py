@@ -22,6 +22,12 @@ _SHORT = 2
 word checked as a name too."""
 _TRIVIAL_NUMBERS = frozenset({0.0, 1.0})
 _DURATION = frozenset({"year", "month", "week", "day", "decade"})
+AGE = re.compile(r"\b(?:aged?|age\s+of|age\s+is)\s+([^\W_]+)|\b([^\W_]+)[\s-]+years?[\s-]+old\b",
+                 re.IGNORECASE)
+"""An age ("43 years old", "aged 43"): of a person, only a number the support states can be
+one, never a duration or a sum computed from it."""
+PERSONAL = re.compile(r"\b(?:i|me|my|we|you|your|he|him|his|she|her|they|their)\b", re.IGNORECASE)
+"""A sentence with one of these, or with a term of the site's name, speaks of a person."""
 ARITHMETIC_SHARED = 2
 """A sum or difference needs more common ground than a stated number: two shared terms."""
 ECHO_SHARE, ECHO_MIN_TERMS = 0.5, 3
@@ -84,16 +90,19 @@ class Support:
         self.durations = {float(abs(a - b) + d) for a, b in combinations(sorted(years), 2)
                           for d in (-1, 0, 1)}
 
-    def has_number(self, value: float, sentence_terms: frozenset[str]) -> bool:
+    def has_number(self, value: float, sentence_terms: frozenset[str], computed: bool = True
+                   ) -> bool:
         """The number is stated in a sentence sharing a term with the claiming sentence, or is
         the sum or difference of two numbers (not years) that a sentence sharing
         ``ARITHMETIC_SHARED`` terms with it states ("from about 9 hours to under 3" supports
         "saved about 6 hours"), or it is a duration between stated years and the sentence
-        speaks of durations."""
+        speaks of durations; without ``computed``, only the first."""
         if value in _TRIVIAL_NUMBERS:
             return True
         if any(terms & sentence_terms for terms in self.contexts.get(value, ())):
             return True
+        if not computed:
+            return False
         if any(len(terms & sentence_terms) >= ARITHMETIC_SHARED
                for terms in self.arithmetic.get(value, ())):
             return True
@@ -170,10 +179,14 @@ def claims(sentence: str, tokenize: Callable[[str], list[str]]) -> list[Claim]:
 
 
 def unsupported(sentence: str, support: Support, question_words: frozenset[str],
-                question_terms: frozenset[str] = frozenset()) -> list[Claim]:
+                question_terms: frozenset[str] = frozenset(),
+                people: frozenset[str] = frozenset()) -> list[Claim]:
     """The sentence's claims that the support never states. A number's context is the
     sentence's terms and the question's (``question_terms``: a short answer like "2019"
     answers the question it was asked).
+
+    The age of a person (``AGE`` in a sentence that says ``he``, ``I``, ... or a term of the
+    site's name, ``people``) must be stated: no duration or sum supports it.
 
     A sentence that is not negated and echoes planted text without reporting it as someone
     else's words is one claim, ``planted``: it repeats what an injection in a page asked to
@@ -189,11 +202,14 @@ def unsupported(sentence: str, support: Support, question_words: frozenset[str],
                            [own, *(_terms(c, support) for c in CLAUSE.split(sentence))]):
         return [Claim("planted", sentence.strip())]
     terms = own | question_terms
+    personal = PERSONAL.search(plain(sentence)) is not None or not people.isdisjoint(own)
+    ages = {value for match in AGE.finditer(plain(sentence)) for group in match.groups() if group
+            for _, value in numbers(group)} if personal else set()
     out: list[Claim] = []
     for claim in claims(sentence, support.tokenize):
         if claim.kind == "number":
             value = numbers(claim.text)[0][1]
-            ok = support.has_number(value, terms)
+            ok = support.has_number(value, terms, computed=value not in ages)
         else:
             ok = support.has_word(claim.text)
         folded = fold(claim.text)
