@@ -222,6 +222,10 @@ PREMISES = [
     "Mira Mira MIRA mira salary salary",
 ]
 GROUND = [
+    ("Does Mira still work at Nordlicht GmbH in Köln?", [1, 0],
+     "Yes, she still works at Nordlicht GmbH in Köln."),
+    ("Does Mira still lead the team at Nordlicht GmbH?", [1, 0],
+     "Yes, she still leads the team at Nordlicht GmbH."),
     ("What is tidepool?", [2, 3],
      "tidepool is an open-source Rust crate for streaming joins."),
     ("What is Mira's salary?", [0, 1], "Mira earns 190 euros a month."),

@@ -796,10 +796,12 @@ function join(answer, kept, pieces) {
 }
 
 /** The premise correction or UNSUPPORTED, then the evidence sentence sharing the most distinct
- * terms with the question (fiction never quoted), cited. */
+ * terms with the question (fiction never quoted), cited; for a question asking whether something
+ * lasts, a sentence saying what lasts comes first. */
 function replacement(context, removed) {
   const opening = premiseCorrection(context, "") || UNSUPPORTED;
   const questionTerms = new Set(context.lexicon.tokenize(context.question));
+  const lasting = Boolean(pySearch(LASTING, context.question));
   let best = null;
   context.evidence.forEach((passage, i) => {
     if (passage.fiction) return;
@@ -807,7 +809,9 @@ function replacement(context, removed) {
       if (splitSpace(sentence.text).length < QUOTE_MIN_WORDS || isPlanted) continue;
       let shared = 0;
       for (const t of new Set(context.lexicon.tokenize(sentence.text))) if (questionTerms.has(t)) shared += 1;
-      if (shared && (best === null || shared > best.shared)) best = { shared, n: i + 1, text: sentence.text };
+      const ongoing = lasting && Boolean(pySearch(ONGOING, sentence.text));
+      const better = best === null || ongoing > best.ongoing || (ongoing === best.ongoing && shared > best.shared);
+      if (shared && better) best = { ongoing, shared, n: i + 1, text: sentence.text };
     }
   });
   if (best === null) return { text: opening, cited: [], changed: true, grounded: false, removed };

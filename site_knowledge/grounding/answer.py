@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from .affirmation import CHECKS
+from .affirmation import CHECKS, LASTING, ONGOING
 from .attribution import Lexicon, attribute, valid_markers
 from .claims import Claim, Support, unsupported
 from .injection import planted
@@ -177,10 +177,13 @@ QUOTE_MIN_WORDS = 5
 
 def _replacement(context: Context, removed: list[Claim]) -> Grounded:
     """The premise correction or ``UNSUPPORTED``, then the evidence sentence sharing the most
-    distinct terms with the question (fiction never quoted), cited."""
+    distinct terms with the question (fiction never quoted), cited. For a question asking
+    whether something lasts ("Does Teo still live in Zurich?"), a sentence saying what lasts
+    ("... lives in Vienna, since April 2023") comes first."""
     opening = _premise_correction(context, "") or UNSUPPORTED
     question_terms = set(context.question_terms)
-    best: tuple[int, int, str] | None = None
+    lasting = LASTING.search(context.question) is not None
+    best: tuple[tuple[bool, int], int, str] | None = None
     for n, passage in enumerate(context.evidence, start=1):
         if passage.fiction:
             continue
@@ -188,8 +191,9 @@ def _replacement(context: Context, removed: list[Claim]) -> Grounded:
             if len(sentence.text.split()) < QUOTE_MIN_WORDS or is_planted:
                 continue
             shared = len(question_terms & set(context.lexicon.tokenize(sentence.text)))
-            if shared and (best is None or shared > best[0]):
-                best = (shared, n, sentence.text)
+            key = (lasting and ONGOING.search(sentence.text) is not None, shared)
+            if shared and (best is None or key > best[0]):
+                best = (key, n, sentence.text)
     if best is None:
         return Grounded(opening, [], changed=True, grounded=False, removed=removed)
     text = f"{opening} The closest it comes: {best[2]} [{best[1]}]"
