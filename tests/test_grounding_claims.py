@@ -122,3 +122,15 @@ def test_a_person_s_age_is_never_computed():
     # a thing's age may be a duration between stated years
     assert unsupported("tidewater was 2 years old when pg-shadow came out.", years,
                        frozenset(), people=people) == []
+
+
+def test_a_number_beside_a_private_word_must_be_stated_beside_it():
+    stated = Support(["Teo built it in under 3 hours in 2017.",
+                      "Teo's monthly rent in Lisbon was 480 euros."], tokenize)
+    people = frozenset({"teo"})
+    assert [c.text for c in unsupported("Teo has 3 children.", stated, frozenset(),
+                                        people=people)] == ["3"]
+    assert [c.text for c in unsupported("Teo married in 2017.", stated, frozenset(),
+                                        people=people)] == ["2017"]
+    assert unsupported("His rent was 480 euros.", stated, frozenset()) == []
+    assert unsupported("Teo built it in 3 hours.", stated, frozenset(), people=people) == []

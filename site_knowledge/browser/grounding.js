@@ -68,6 +68,12 @@ export const PYTHON_PATTERNS = {
   LIST_NUMBER: [String.raw`\s*\d{1,3}\.`, false],
   SENTENCE_OPENERS: [String.raw`(?:^|[:;(\"“‘]|\s[-–—]|^\s*(?:[-*•]|\d+[.)]))\s*$`, false],
   AFTER_COLON: [String.raw`:\s*$`, false],
+  PRIVATE: [
+    String.raw`\b(?:child(?:ren)?|kids?|sons?|daughters?|wife|husband|partner|married|` +
+      String.raw`marriage|divorced?|salary|salaries|earn(?:s|ed|ing)?|income|rent|born|` +
+      String.raw`birthday)\b`,
+    true,
+  ],
   PERSONAL: [String.raw`\b(?:i|me|my|we|you|your|he|him|his|she|her|they|their)\b`, true],
   AGE: [String.raw`\b(?:aged?|age\s+of|age\s+is)\s+([^\W_]+)|\b([^\W_]+)[\s-]+years?[\s-]+old\b`, true],
   LIST_MARKER: [String.raw`^\s*(?:[-*•]\s*)?\d{1,2}[.)]\s+`, false],
@@ -193,6 +199,7 @@ export function isInjection(text) {
 const SENTENCE_OPENERS = compiled("SENTENCE_OPENERS");
 const AGE = pyRegex(PYTHON_PATTERNS.AGE[0], { ignoreCase: true, global: true });
 const PERSONAL = compiled("PERSONAL");
+const PRIVATE_ALL = pyRegex(PYTHON_PATTERNS.PRIVATE[0], { ignoreCase: true, global: true });
 const AFTER_COLON = compiled("AFTER_COLON");
 const LIST_MARKER = compiled("LIST_MARKER");
 const IGNORED_NAMES = new Set(["i", "i'm", "i've", "i'd", "i'll", "yes", "no", "yeah", "sure", "ok",
@@ -379,16 +386,21 @@ export function unsupported(sentence, support, questionWords, questionTerms = ne
   const parts = [own, ...sentence.split(CLAUSE).map(termsOf)];
   if (!negated && parts.some((terms) => support.echoesPlanted(sentence, terms))) return [["planted", sentence.trim()]];
   const terms = new Set([...own, ...questionTerms]);
+  const text = plain(sentence);
   const ages = new Set();
-  const personal = pySearch(PERSONAL, plain(sentence)) || [...people].some((t) => own.has(t));
-  for (const match of personal ? plain(sentence).matchAll(AGE) : []) {
+  const personal = pySearch(PERSONAL, text) || [...people].some((t) => own.has(t));
+  for (const match of personal ? text.matchAll(AGE) : []) {
     for (const group of match.slice(1)) if (group) for (const [, value] of numbers(group)) ages.add(value);
   }
+  const privateWords = personal ? [...text.matchAll(PRIVATE_ALL)].map((m) => m[0]) : [];
+  const privateTerms = new Set(contentTerms(support.tokenize(privateWords.join(" "))));
   const out = [];
   for (const claim of claims(sentence, support.tokenize)) {
     const [kind, written] = claim;
     const value = kind === "number" ? numbers(written)[0][1] : null;
-    let ok = kind === "number" ? support.hasNumber(value, terms, !ages.has(value)) : support.hasWord(written);
+    let ok = kind === "number"
+      ? support.hasNumber(value, privateTerms.size ? privateTerms : terms, !privateTerms.size && !ages.has(value))
+      : support.hasWord(written);
     const folded = fold(written);
     if (!ok && negated && (questionWords.has(folded) || support.fictionWords.has(folded))) ok = true;
     if (!ok) out.push(claim);
