@@ -2,11 +2,11 @@
 
 A gateway report keeps each answer as the visitor saw it and the passages the model was given
 (url and title). This rebuilds that evidence from a build of the same site, grounds the kept
-answer again with the current checks, and scores the answers from which they remove a claim
-with the current scorer: what a grounding change does to real model answers, without running
-the model again. Answers the engine refused, or whose evidence is gone from the build, are left
-as they were; so are answers whose only change would be their markers (a kept text was already
-grounded once).
+answer again with the current checks, and scores the answers they change (a claim removed,
+or the answer worded differently) with the current scorer: what a grounding change does to
+real model answers, without running the model again. Answers the engine refused, or whose
+evidence is gone from the build, are left as they were; so are answers whose only change
+would be their markers (a kept text was already grounded once).
 
     .venv/bin/python evals/reground.py REPORT.json SITE_DIR [--battery v2]
 """
@@ -35,15 +35,16 @@ class Regrounded:
     score_before: int
     score_after: int
     kinds: tuple[str, ...]
-    """The kinds of claim today's grounding removed."""
+    """The kinds of claim today's grounding removed (none: it only reworded the answer)."""
 
 
 def reground(report: dict[str, Any], site_dir: Path, battery: str = "v2") -> list[Regrounded]:
-    """The report's answers from which today's grounding removes a claim, with both scores."""
+    """The report's answers that today's grounding changes (removes a claim from, or words
+    differently), with both scores."""
     from site_knowledge.evals.dataset import load_battery
     from site_knowledge.evals.scorer import Answer, Citation, score_answer
     from site_knowledge.evals.site import SiteIndex
-    from site_knowledge.gateway.prompt import evidence_of
+    from site_knowledge.gateway.prompt import evidence_of, strip_citations
     from site_knowledge.grounding.site import SiteGrounding
     from site_knowledge.retrieval import KnowledgeIndex
     from site_knowledge.retrieval.artifact import load_artifact
@@ -64,7 +65,7 @@ def reground(report: dict[str, Any], site_dir: Path, battery: str = "v2") -> lis
             continue
         result = grounding.ground(q["answer"], q.get("standalone") or q["question"],
                                   [p for p in evidence if p is not None])
-        if not result.removed:
+        if not result.removed and strip_citations(result.text) == strip_citations(q["answer"]):
             continue
         given = [Citation(c["n"], c["url"], c["title"]) for c in q["evidence"]]
         answer = Answer(result.text, [given[n - 1] for n in result.cited],
@@ -84,7 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     report = json.loads(args.report.read_text(encoding="utf-8"))
     changed = reground(report, args.site, args.battery)
     for r in changed:
-        print(f"{r.id}: {r.score_before} -> {r.score_after} ({', '.join(r.kinds)}) "
+        print(f"{r.id}: {r.score_before} -> {r.score_after} ({', '.join(r.kinds) or 'reworded'}) "
               f"| {r.question}\n  was: {r.before[:160]!r}\n  now: {r.after[:160]!r}")
     before = report["summary"]["score"]
     delta = sum(r.score_after - r.score_before for r in changed)
