@@ -329,11 +329,13 @@ class BrowserEngine:
         reply = self._read()
         if "error" in reply:
             return Answer("", error=str(reply["error"]), latency_ms=float(reply.get("ms", 0)))
-        # The box lists cited passages in order of first mention, without their numbers.
+        # The box lists cited passages in order of first mention, without their numbers; a
+        # passage's site path ("" for the home page) is what the scorer resolves, the
+        # absolute URL only when the box gave no path.
         text = str(reply.get("text", ""))
         markers = list(dict.fromkeys(int(n) for n in prompt.CITATION.findall(text)))
         citations = [
-            Citation(n, str(c.get("path") or c.get("url", "")), str(c.get("title", "")))
+            Citation(n, str(c["path"] if "path" in c else c.get("url", "")), str(c.get("title", "")))
             for n, c in zip(markers, reply.get("citations", []), strict=False)
         ]
         return Answer(
