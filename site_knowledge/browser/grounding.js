@@ -217,6 +217,7 @@ const ECHO_MIN_TERMS = 3;
 const ARITHMETIC_SHARED = 2;
 const FIRST_YEAR = 1900;
 const LAST_YEAR = 2100;
+const isYear = (v) => Number.isInteger(v) && v >= FIRST_YEAR && v <= LAST_YEAR;
 
 function contentTerms(terms) {
   return terms.filter((t) => !chars(t).every(isDigit));
@@ -279,7 +280,6 @@ export class Support {
         if (!this.contexts.has(value)) this.contexts.set(value, []);
         this.contexts.get(value).push(terms);
       }
-      const isYear = (v) => Number.isInteger(v) && v >= FIRST_YEAR && v <= LAST_YEAR;
       const operands = [...new Set(values.filter((v) => !isYear(v)))].sort((x, y) => x - y);
       for (let i = 0; i < operands.length; i++) {
         for (let j = i + 1; j < operands.length; j++) {
@@ -295,7 +295,7 @@ export class Support {
       if (!isPlanted) for (const w of wordsOf(sentence)) this.fictionWords.add(fold(w));
     }
     const years = new Set();
-    for (const v of this.contexts.keys()) if (Number.isInteger(v) && v >= FIRST_YEAR && v <= LAST_YEAR) years.add(v);
+    for (const v of this.contexts.keys()) if (isYear(v)) years.add(v);
     if (referenceYear !== null && referenceYear !== undefined) years.add(referenceYear);
     const sorted = [...years].sort((a, b) => a - b);
     this.durations = new Set();
@@ -671,12 +671,13 @@ export function unconfirmedYes(answer, question, evidence, facts, tokenizeText, 
   const terms = askedTerms(question, tokenizeText, siteTerms);
   const said = affirming(answer, terms, tokenizeText);
   if (said === null) return null;
-  const lasting = new Set([...question.matchAll(LASTING_ALL)].flatMap((m) => tokenizeText(m[0]).map(base)));
-  const needed = terms.filter((t) => !lasting.has(t));
+  const lasting = [...question.matchAll(LASTING_ALL)].map((m) => m[0]);
+  const lastingTerms = new Set(lasting.flatMap((w) => tokenizeText(w).map(base)));
+  const needed = terms.filter((t) => !lastingTerms.has(t));
   const named = namedTerms(question, tokenizeText);
   const [found, denied] = windows(evidence, facts, tokenizeText);
   if (denied.some((d) => holdsAll(needed, d))) return said;
-  const ongoing = pySearch(LASTING, question) ? [ONGOING_TERM] : [];
+  const ongoing = lasting.length ? [ONGOING_TERM] : [];
   return found.some((w) => confirms(w, needed, named) && holdsAll(ongoing, w)) ? null : said;
 }
 

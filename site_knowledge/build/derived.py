@@ -90,6 +90,11 @@ def _months(start: int, end: int | None, now: int) -> set[int]:
     return set(range(start, min(end if end is not None else now, now) + 1))
 
 
+def _covered(periods: Iterable[tuple[int, int | None]], now: int) -> int:
+    """How many months the periods cover together (a month in two of them counts once)."""
+    return len(set().union(*(_months(start, end, now) for start, end in periods)))
+
+
 def _span(start: int, end: int | None) -> str:
     return (
         f"since {format_month(start)}" if end is None else (f"{format_month(start)} to {format_month(end)}")
@@ -129,20 +134,20 @@ def _countries_and_cities(ont: Ontology, now: int) -> list[Section]:
             countries.setdefault(r.place.country, []).append((r.place, r.start, r.end))
     out = []
     for country, stays in countries.items():
-        months = set().union(*(_months(s, e, now) for _, s, e in stays))
+        months = _covered(((s, e) for _, s, e in stays), now)
         ongoing = any(e is None for _, _, e in stays)
         detail = "; ".join(f"{p.city}: {_span(s, e)}" for p, s, e in stays)
         verb, total = ("has lived", "so far") if ongoing else ("lived", "in total")
         sentences = [
-            f"{who} {verb} in {country_name(country)} for {format_duration(len(months))} {total} ({detail})."
+            f"{who} {verb} in {country_name(country)} for {format_duration(months)} {total} ({detail})."
         ]
         cities = {p: [(s, e) for q, s, e in stays if q == p] for p, _, _ in stays}
         for place, periods in cities.items() if len(cities) > 1 else ():
-            months = set().union(*(_months(s, e, now) for s, e in periods))
+            months = _covered(periods, now)
             ongoing = any(e is None for _, e in periods)
             spans = "; ".join(_span(s, e) for s, e in periods)
             verb, total = ("has lived", " so far") if ongoing else ("lived", "")
-            sentences.append(f"{who} {verb} in {place}, for {format_duration(len(months))}{total} ({spans}).")
+            sentences.append(f"{who} {verb} in {place}, for {format_duration(months)}{total} ({spans}).")
         heading = f"How long {who} lived in {country_name(country)} ({', '.join(p.city for p in cities)})"
         out += bounded_sections(heading, _anchor(ont, "LOCATION_HISTORY", "places-lived"), sentences)
     if countries:
@@ -159,20 +164,20 @@ def _employers(ont: Ontology, now: int) -> list[Section]:
     who = ont.profile.short_name
     out = []
     for company, jobs in _by_company(ont.career, now).items():
-        months = set().union(*(_months(j.start, j.end, now) for j in jobs))
+        months = _covered(((j.start, j.end) for j in jobs), now)
         roles = "; ".join(f"{j.title} in {j.place}, {_span(j.start, j.end)}" for j in jobs)
         if any(j.end is None for j in jobs):
-            text = f"{who} has worked at {company} for {format_duration(len(months))} so far ({roles})."
+            text = f"{who} has worked at {company} for {format_duration(months)} so far ({roles})."
         else:
-            text = f"{who} worked at {company} for {format_duration(len(months))} ({roles})."
+            text = f"{who} worked at {company} for {format_duration(months)} ({roles})."
         out += bounded_sections(
             f"How long {who} worked at {company}", _anchor(ont, "CAREER", jobs[0].id), [text]
         )
     for study in ont.education:
         if study.start <= now:
-            months = _months(study.start, study.end, now)
             text = (
-                f"{who} studied at {study.institution} for {format_duration(len(months))}, "
+                f"{who} studied at {study.institution} for "
+                f"{format_duration(_covered([(study.start, study.end)], now))}, "
                 f"for the {study.degree_named(_span(study.start, study.end))}."
             )
             out += bounded_sections(
@@ -236,11 +241,11 @@ def _studies(ont: Ontology, now: int) -> list[Section]:
     studies = sorted((s for s in ont.education if s.start <= now), key=lambda s: s.start)
     if not studies:
         return []
-    months = set().union(*(_months(s.start, s.end, now) for s in studies))
     each = "; ".join(f"{s.degree_named()} at {s.institution}, "
-                     f"{format_duration(len(_months(s.start, s.end, now)))}" for s in studies)
+                     f"{format_duration(_covered([(s.start, s.end)], now))}" for s in studies)
     count = {1: "one degree", 2: "both degrees"}.get(len(studies), f"{len(studies)} degrees")
-    sentences = [f"{who} studied for {format_duration(len(months))} in total, across {count} "
+    total = _covered(((s.start, s.end) for s in studies), now)
+    sentences = [f"{who} studied for {format_duration(total)} in total, across {count} "
                  f"({each})."]
     for before, after in pairwise(studies):
         if before.end is not None and after.start - before.end > 1:
@@ -269,23 +274,26 @@ def _compared(ont: Ontology, now: int) -> list[Section]:
     """For each employer, how its time compares with every other's; employers and cities
     ranked by time spent, and the cities where a job was."""
     who = ont.profile.short_name
-    employers = {c: len(set().union(*(_months(j.start, j.end, now) for j in jobs)))
+    employers = {c: _covered(((j.start, j.end) for j in jobs), now)
                  for c, jobs in _by_company(ont.career, now).items()}
-    cities: dict[str, int] = {}
+    stays: dict[str, list[tuple[int, int | None]]] = {}
     for r in ont.residences:
         if r.start <= now:
-            cities[str(r.place)] = cities.get(str(r.place), 0) + len(_months(r.start, r.end, now))
+            stays.setdefault(str(r.place), []).append((r.start, r.end))
+    cities = {place: _covered(periods, now) for place, periods in stays.items()}
     out: list[Section] = []
     order = list(employers)
     if len(order) > 1:
         out += bounded_sections("Time at each employer ranked", "", [
             f"{who}'s employers by time worked, longest first: {_ranked(employers)}."])
-    for company in order if len(order) > 1 else ():
-        own = f"{who}'s {_ordinal(order.index(company))} job, at {company}"
+    for i, company in enumerate(order if len(order) > 1 else ()):
+        own = f"{who}'s {_ordinal(i)} job, at {company}"
         sentences = []
-        for other in (o for o in order if o != company):
+        for j, other in enumerate(order):
+            if other == company:
+                continue
             difference = employers[company] - employers[other]
-            than = f"{_ordinal(order.index(other))} job, at {other}"
+            than = f"{_ordinal(j)} job, at {other}"
             how = (f"{format_duration(difference)} longer than the {than}" if difference > 0
                    else f"{format_duration(-difference)} shorter than the {than}" if difference
                    else f"as long as the {than}")
@@ -345,11 +353,11 @@ def _experience(ont: Ontology, now: int) -> list[Section]:
     jobs = [j for j in ont.career if j.start <= now]
     if not jobs:
         return []
-    months = set().union(*(_months(j.start, j.end, now) for j in jobs))
+    months = _covered(((j.start, j.end) for j in jobs), now)
     first = min(j.start for j in jobs)
     companies = len({j.company for j in jobs})
     text = (
-        f"As of {format_month(now)}, {who} has {format_duration(len(months))} of professional "
+        f"As of {format_month(now)}, {who} has {format_duration(months)} of professional "
         f"experience at {companies} employer{'s' * (companies != 1)}, counting the months "
         f"employed since {format_month(first)}; time without an employer is not counted."
     )

@@ -181,13 +181,14 @@ def unconfirmed_yes(answer: str, question: str, evidence: Sequence[Passage], fac
     said = affirming(answer, terms, tokenize)
     if said is None:
         return None
-    lasting = {base(t) for m in LASTING.finditer(question) for t in tokenize(m.group(0))}
-    needed = [t for t in terms if t not in lasting]
+    lasting = [m.group(0) for m in LASTING.finditer(question)]
+    lasting_terms = {base(term) for word in lasting for term in tokenize(word)}
+    needed = [t for t in terms if t not in lasting_terms]
     named = named_terms(question, tokenize)
     found, denied = windows(evidence, facts, tokenize)
     if any(holds_all(needed, d) for d in denied):
         return said
-    ongoing = [ONGOING_TERM] if LASTING.search(question) else []
+    ongoing = [ONGOING_TERM] if lasting else []
     return None if any(confirms(w, needed, named) and holds_all(ongoing, w)
                        for w in found) else said
 

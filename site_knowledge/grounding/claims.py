@@ -84,13 +84,13 @@ class Support:
             values = [value for _, value in numbers(sentence)]
             for value in values:
                 self.contexts.setdefault(value, []).append(terms)
-            operands = sorted({v for v in values if not (v.is_integer() and int(v) in _YEAR)})
+            operands = sorted({v for v in values if not _is_year(v)})
             for a, b in combinations(operands, 2):
                 for result in (a + b, b - a):
                     self.arithmetic.setdefault(result, []).append(terms)
         self.fiction_words = {fold(w) for s, is_planted in _sentences(fiction) if not is_planted
                               for w in WORD.findall(s)}
-        years = {int(v) for v in self.contexts if v.is_integer() and int(v) in _YEAR}
+        years = {int(v) for v in self.contexts if _is_year(v)}
         if reference_year is not None:
             years.add(reference_year)
         self.durations = {float(abs(a - b) + d) for a, b in combinations(sorted(years), 2)
@@ -140,6 +140,10 @@ class Support:
             if reporter - self.planted[best]:
                 return False
         return True
+
+
+def _is_year(value: float) -> bool:
+    return value.is_integer() and int(value) in _YEAR
 
 
 def _sentences(texts: Iterable[str]) -> Iterable[tuple[str, bool]]:
