@@ -61,7 +61,7 @@ def reground(report: dict[str, Any], site_dir: Path, battery: str = "v2") -> lis
     out: list[Regrounded] = []
     for q in report["questions"]:
         evidence = [passages.get((c["url"], c["title"])) for c in q["evidence"]]
-        if q["refused"] or not evidence or None in evidence:
+        if q.get("engine_refused", q["refused"]) or not evidence or None in evidence:
             continue
         result = grounding.ground(q["answer"], q.get("standalone") or q["question"],
                                   [p for p in evidence if p is not None])

@@ -308,6 +308,18 @@ GROUND = [
      "At Nordlicht GmbH in Zürich she built the billing pipeline [1]."),
     ("What did Mira build at Nordlicht GmbH in Köln?", [1, 0],
      "At Nordlicht GmbH in Köln she built the billing pipeline [1]."),
+    ("Which university gave Mira her doctorate in physics?", [0, 1],
+     "The site does not mention any university that gave Mira a doctorate."),
+    ("Which university gave Mira her doctorate in physics?", [0, 1],
+     "The site does not say. I don't know."),
+    ("What is Mira's salary?", [0, 1], "The site does not mention her salary."),
+    ("Which university taught Mira physics?", [0, 1],
+     "The site does not mention where she studied."),
+    ("Did Mira build the billing pipeline in Köln?", [1],
+     "No, she did not build it in Köln; the site says nothing more."),
+    ("Why did Mira leave Brightwater AG in 2024?", [1, 0],
+     "Mira left Brightwater AG in 2024 to move to Munich."),
+    ("Why did Mira leave Brightwater AG?", [1, 0], "The site does not say why."),
 ]
 
 AFFIRMATIONS = [  # (question, passages, answer): the yes check alone
@@ -398,7 +410,8 @@ def patterns() -> dict[str, dict[str, Any]]:
     named = {
         "CITATION": text.CITATION, "MARKER": text._MARKER, "URL": text._URL, "CODE": text._CODE,
         "BOUNDARY": text._BOUNDARY, "ABBREVIATION": text._ABBREVIATION, "WORD": text.WORD,
-        "NEGATION": text.NEGATION, "NUMBER": text._NUMBER,
+        "NEGATION": text.NEGATION, "SAYING": text.SAYING, "SOURCE": text.SOURCE,
+        "NUMBER": text._NUMBER,
         "SENTENCE_OPENERS": claims._SENTENCE_OPENERS, "AFTER_COLON": claims._AFTER_COLON, "AGE": claims.AGE,
         "PERSONAL": claims.PERSONAL, "PRIVATE": claims.PRIVATE,
         "REPORTED": claims.REPORTED,
@@ -406,7 +419,7 @@ def patterns() -> dict[str, dict[str, Any]]:
         "ANSWER_MARKERS": answer._MARKERS,
         "POLAR": affirmation.POLAR, "AFFIRMATIVE": affirmation.AFFIRMATIVE,
         "DENYING": affirmation.DENYING, "LASTING": affirmation.LASTING,
-        "ONGOING": affirmation.ONGOING,
+        "ONGOING": affirmation.ONGOING, "ENDED": affirmation.ENDED,
         "LIST_NUMBER": text._LIST_NUMBER, "LIST_MARKER": claims._LIST_MARKER,
         **{f"INJECTION_{i}": p for i, p in enumerate(injection.PATTERNS)},
     }
@@ -459,6 +472,7 @@ def build(with_unicode: bool = True) -> dict[str, Any]:
             "TERSE": attribution.TERSE,
             "STEM": premises.STEM, "SHORT": claims._SHORT,
             "QUOTE_MIN_WORDS": answer.QUOTE_MIN_WORDS, "UNSUPPORTED": answer.UNSUPPORTED,
+            "RELEVANT_SHARED": answer.RELEVANT_SHARED, "RELEVANT_SHARE": answer.RELEVANT_SHARE,
             "NUMBER_WORDS": text.NUMBER_WORDS, "IGNORED_NAMES": sorted(claims._IGNORED_NAMES),
             "TRIVIAL_NUMBERS": sorted(claims._TRIVIAL_NUMBERS),
             "DURATION": sorted(claims._DURATION), "YEARS": [claims._YEAR[0], claims._YEAR[-1]],

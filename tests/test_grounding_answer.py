@@ -118,3 +118,30 @@ def test_the_prompts_worked_examples_support_no_claim(grounding):
     result = grounding.ground("Teo is a Data Engineer at Orbit Labs in Porto.", question,
                               evidence_for(grounding, question))
     assert not result.grounded and {c.text for c in result.removed} >= {"Orbit", "Porto"}
+
+
+def test_a_declining_answer_is_followed_by_what_the_site_does_state(grounding):
+    question = "Which university gave Teo his PhD in distributed systems?"
+    evidence = evidence_for(grounding, question)
+    answer = "The site does not mention any university that gave Teo a PhD."
+    result = grounding.ground(answer, question, evidence)
+    assert result.text.startswith(answer + " The closest it comes: ")
+    quoted = result.cited[-1]
+    assert result.text.endswith(f"[{quoted}]") and "Delft" in evidence[quoted - 1].text
+    assert result.grounded, "quoting the evidence is not an intervention on a claim"
+
+
+def test_a_decline_the_evidence_barely_touches_stays_as_it_is(grounding):
+    question = "Who won the 2018 football World Cup?"
+    evidence = evidence_for(grounding, question)
+    answer = "The site does not say who won the 2018 football World Cup."
+    result = grounding.ground(answer, question, evidence)
+    assert result.text == answer and not result.changed
+
+
+def test_a_question_presuming_something_ended_is_answered_with_what_lasts(grounding):
+    question = "Why did Teo leave Fennec Systems in 2025?"
+    evidence = evidence_for(grounding, question)
+    result = grounding.ground("Teo left Fennec Systems in 2025 to join Spotify.", question, evidence)
+    assert not result.grounded and "Spotify" not in result.text.split("The closest it comes:")[1]
+    assert "since April 2023" in result.text

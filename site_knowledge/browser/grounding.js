@@ -62,6 +62,16 @@ export const PYTHON_PATTERNS = {
   ],
   WORD: [String.raw`[^\W_]+(?:['’][^\W_]+)*`, false],
   NEGATION: [String.raw`\b(?:not|never|no|none|neither|nor|without|nothing|nowhere)\b|n['’]t\b`, true],
+  SAYING: [
+    String.raw`\b(?:mention(?:s|ed)?|say(?:s)?|said|cover(?:s|ed)?|provide(?:s|d)?|state(?:s|d)?|` +
+      String.raw`specif(?:y|ies|ied)|include(?:s|d)?|contain(?:s|ed)?|know|answer)\b`,
+    true,
+  ],
+  SOURCE: [
+    String.raw`\b(?:I|site|page|pages|information|excerpts?|context|sources?|evidence|` +
+      String.raw`documentation)\b`,
+    true,
+  ],
   REPORTED: [String.raw`\b(?:told|tells?|says?|said|claim(?:s|ed)?|ask(?:s|ed)|instruct(?:s|ed)|wr(?:ote|ites)|according\s+to)\b`, true],
   CLAUSE: [String.raw`[,;:]\s+|\s+(?:and|but|while|because|so)\s+`, true],
   NUMBER: [String.raw`(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(k\b|m\b)?`, true],
@@ -85,6 +95,11 @@ export const PYTHON_PATTERNS = {
     true,
   ],
   LASTING: [String.raw`\b(?:still|anymore|any\s+longer)\b`, true],
+  ENDED: [
+    String.raw`\b(?:leave|left|leaving|quit|quitting|stop(?:ped|ping)?|retire[ds]?|` +
+      String.raw`(?:move[ds]?|moving)\s+(?:away\s+)?from)\b`,
+    true,
+  ],
   ONGOING: [String.raw`\b(?:since|still|currently|now|present|today|so\s+far|to\s+date|as\s+of)\b`, true],
   AFFIRMATIVE: [String.raw`^\W*(?:yes|yeah|yep|correct|indeed|that['’]?s (?:right|correct|true))\b`, true],
   DENYING: [String.raw`\b(?:not|never)\b|n['’]t\b`, true],
@@ -108,6 +123,8 @@ const ABBREVIATION = compiled("ABBREVIATION");
 const LIST_NUMBER = compiled("LIST_NUMBER", { fullmatch: true });
 const WORD = compiled("WORD", ALL);
 const NEGATION = compiled("NEGATION");
+const SAYING = compiled("SAYING");
+const SOURCE = compiled("SOURCE");
 const REPORTED = compiled("REPORTED", ALL);
 const CLAUSE = compiled("CLAUSE");
 const NUMBER = compiled("NUMBER", ALL);
@@ -183,6 +200,11 @@ export function numbers(text) {
 /** The sentence denies something (not, never, no, n't, ...). */
 export function isNegated(sentence) {
   return pySearch(NEGATION, sentence);
+}
+
+/** The sentence declines to answer (SAYING, SOURCE): "The site does not mention any MBA." */
+export function isDecline(sentence) {
+  return isNegated(sentence) && pySearch(SAYING, sentence) && pySearch(SOURCE, sentence);
 }
 
 // ---- Injection (injection.py) ----
@@ -542,6 +564,7 @@ const AFFIRMATIVE = compiled("AFFIRMATIVE");
 const DENYING = compiled("DENYING");
 const LASTING = compiled("LASTING");
 const LASTING_ALL = pyRegex(PYTHON_PATTERNS.LASTING[0], { ignoreCase: true, global: true });
+const ENDED = compiled("ENDED");
 const ONGOING = compiled("ONGOING");
 /** Put in a window's terms when its text says something lasts (no tokenizer makes it). */
 const ONGOING_TERM = "\u2192ongoing";
@@ -782,7 +805,15 @@ export function ground(answer, context, checkClaims = true) {
   let text = dropped || rewritten ? join(answer, kept, pieces) : answer;
   const correction = premiseCorrection(context, text);
   if (correction) text = strip(`${correction} ${text}`);
-  if (!dropped && !rewritten && !correction) return { text: answer, cited, changed: false, grounded: true, removed: [] };
+  const declines = kept.length > 0 && kept.every((s) => isDecline(s.text));
+  const near = declines ? closest(context, RELEVANT_SHARED, RELEVANT_SHARE) : null;
+  if (near !== null) {
+    text = `${text} The closest it comes: ${near.text} [${near.n}]`;
+    if (!cited.includes(near.n)) cited.push(near.n);
+  }
+  if (!dropped && !rewritten && !correction && near === null) {
+    return { text: answer, cited, changed: false, grounded: true, removed: [] };
+  }
   return { text, cited, changed: true, grounded: !removed.length, removed };
 }
 
@@ -817,28 +848,55 @@ function join(answer, kept, pieces) {
   return strip(out);
 }
 
-/** The premise correction or UNSUPPORTED, then the evidence sentence sharing the most distinct
- * terms with the question (fiction never quoted), cited; for a question asking whether something
- * lasts, a sentence saying what lasts comes first. */
+/** The premise correction or UNSUPPORTED, then the evidence sentence closest to the question
+ * (closest), cited. */
 function replacement(context, removed) {
   const opening = premiseCorrection(context, "") || UNSUPPORTED;
-  const questionTerms = new Set(context.lexicon.tokenize(context.question));
-  const lasting = Boolean(pySearch(LASTING, context.question));
+  const best = closest(context);
+  if (best === null) return { text: opening, cited: [], changed: true, grounded: false, removed };
+  const text = `${opening} The closest it comes: ${best.text} [${best.n}]`;
+  return { text, cited: [best.n], changed: true, grounded: false, removed };
+}
+
+/** A declining answer is followed by the closest evidence sentence only when it shares at least
+ * this many of the question's terms, holding this share of their IDF weight. */
+const RELEVANT_SHARED = 2;
+const RELEVANT_SHARE = 0.4;
+
+/** The evidence sentence ({n, text}) sharing the most distinct terms with the question (of those
+ * the evidence holds, the site's name left out; fiction and planted text never quoted), or null
+ * when none shares minShared terms holding minShare of their IDF weight. For a
+ * question asking whether something lasts or presuming it ended, a sentence saying what lasts
+ * comes first. */
+function closest(context, minShared = 1, minShare = 0) {
+  const site = new Set(context.siteTerms || []);
+  const held = new Set(context.evidence.flatMap((p) => context.lexicon.tokenize(whole(p))));
+  const questionTerms = new Set(context.lexicon.tokenize(context.question)
+    .filter((t) => held.has(t) && !site.has(t)));
+  let weight = 0;
+  for (const t of questionTerms) weight += context.lexicon.idf(t);
+  const ongoingFirst = Boolean(pySearch(LASTING, context.question)) || Boolean(pySearch(ENDED, context.question));
   let best = null;
   context.evidence.forEach((passage, i) => {
     if (passage.fiction) return;
     for (const [sentence, isPlanted] of planted(passage.text)) {
       if (splitSpace(sentence.text).length < QUOTE_MIN_WORDS || isPlanted) continue;
+      const own = new Set(context.lexicon.tokenize(sentence.text));
       let shared = 0;
-      for (const t of new Set(context.lexicon.tokenize(sentence.text))) if (questionTerms.has(t)) shared += 1;
-      const ongoing = lasting && Boolean(pySearch(ONGOING, sentence.text));
+      let held = 0;
+      for (const t of questionTerms) {
+        if (!own.has(t)) continue;
+        shared += 1;
+        held += context.lexicon.idf(t);
+      }
+      const share = weight ? held / weight : 0;
+      if (!shared || shared < minShared || share < minShare) continue;
+      const ongoing = ongoingFirst && Boolean(pySearch(ONGOING, sentence.text));
       const better = best === null || ongoing > best.ongoing || (ongoing === best.ongoing && shared > best.shared);
-      if (shared && better) best = { ongoing, shared, n: i + 1, text: sentence.text };
+      if (better) best = { ongoing, shared, n: i + 1, text: sentence.text };
     }
   });
-  if (best === null) return { text: opening, cited: [], changed: true, grounded: false, removed };
-  const text = `${opening} The closest it comes: ${best.text} [${best.n}]`;
-  return { text, cited: [best.n], changed: true, grounded: false, removed };
+  return best === null ? null : { n: best.n, text: best.text };
 }
 
 // ---- One site (site.py) ----
@@ -909,6 +967,7 @@ export class SiteGrounding {
 /** The tunables and word lists, for the shared vectors to compare with Python's. */
 export const CONSTANTS = {
   MIN_SUPPORT, MIN_SHARED, NEAR_BEST, KEEP_MARKER, TERSE, STEM, SHORT, QUOTE_MIN_WORDS, UNSUPPORTED,
+  RELEVANT_SHARED, RELEVANT_SHARE,
   NEAR, EXACT_ONLY, SPARE_EVERY, PAIRED, IRREGULAR: Object.fromEntries(IRREGULAR),
   NUMBER_WORDS: Object.fromEntries(NUMBER_WORDS),
   IGNORED_NAMES: [...IGNORED_NAMES].sort(),

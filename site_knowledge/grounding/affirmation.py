@@ -35,6 +35,10 @@ job"); "no" and "without" seldom deny the clause's verb ("downsamples without th
 LASTING = re.compile(r"\b(?:still|anymore|any\s+longer)\b", re.IGNORECASE)
 """A yes/no question with one of these asks whether something lasts ("Does Teo still live in
 Zurich?"): a yes needs a window that says it does, not one that it once did."""
+ENDED = re.compile(r"\b(?:leave|left|leaving|quit|quitting|stop(?:ped|ping)?|retire[ds]?|"
+                   r"(?:move[ds]?|moving)\s+(?:away\s+)?from)\b", re.IGNORECASE)
+"""A question with one of these presumes something ended ("Why did Teo leave Fennec?",
+"When did he move from Vienna?"): a sentence saying it lasts corrects it."""
 ONGOING = re.compile(r"\b(?:since|still|currently|now|present|today|so\s+far|to\s+date|as\s+of)"
                      r"\b", re.IGNORECASE)
 """A window with one of these says something lasts ("lives in Vienna, since April 2023")."""

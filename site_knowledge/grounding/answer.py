@@ -8,12 +8,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from .affirmation import CHECKS, LASTING, ONGOING
+from .affirmation import CHECKS, ENDED, LASTING, ONGOING
 from .attribution import Lexicon, attribute, valid_markers
 from .claims import Claim, Support, unsupported
 from .injection import planted
 from .premises import correction
-from .text import CITATION, WORD, Sentence, fold, is_negated, plain, sentences
+from .text import CITATION, WORD, Sentence, fold, is_decline, is_negated, plain, sentences
 
 _MARKERS = re.compile(r"[ \t]?\[\d{1,3}\]")
 
@@ -130,7 +130,12 @@ def ground(answer: str, context: Context, check_claims: bool = True) -> Grounded
     correction = _premise_correction(context, text)
     if correction:
         text = f"{correction} {text}".strip()
-    if not dropped and not rewritten and not correction:
+    declines = bool(kept) and all(is_decline(s.text) for s in kept)
+    closest = _closest(context, RELEVANT_SHARED, RELEVANT_SHARE) if declines else None
+    if closest is not None:
+        text = f"{text} The closest it comes: {closest[1]} [{closest[0]}]"
+        cited = [*cited, closest[0]] if closest[0] not in cited else cited
+    if not dropped and not rewritten and not correction and closest is None:
         return Grounded(answer, cited, changed=False, grounded=True)
     return Grounded(text, cited, changed=True, grounded=not removed, removed=removed)
 
@@ -176,13 +181,33 @@ QUOTE_MIN_WORDS = 5
 
 
 def _replacement(context: Context, removed: list[Claim]) -> Grounded:
-    """The premise correction or ``UNSUPPORTED``, then the evidence sentence sharing the most
-    distinct terms with the question (fiction never quoted), cited. For a question asking
-    whether something lasts ("Does Teo still live in Zurich?"), a sentence saying what lasts
-    ("... lives in Vienna, since April 2023") comes first."""
+    """The premise correction or ``UNSUPPORTED``, then the evidence sentence closest to the
+    question (``_closest``), cited."""
     opening = _premise_correction(context, "") or UNSUPPORTED
-    question_terms = set(context.question_terms)
-    lasting = LASTING.search(context.question) is not None
+    best = _closest(context)
+    if best is None:
+        return Grounded(opening, [], changed=True, grounded=False, removed=removed)
+    text = f"{opening} The closest it comes: {best[1]} [{best[0]}]"
+    return Grounded(text, [best[0]], changed=True, grounded=False, removed=removed)
+
+
+RELEVANT_SHARED = 2
+RELEVANT_SHARE = 0.4
+"""A declining answer is followed by the closest evidence sentence only when it shares at
+least this many of the question's terms, holding this share of their IDF weight."""
+
+
+def _closest(context: Context, min_shared: int = 1, min_share: float = 0.0) -> tuple[int, str] | None:
+    """The evidence sentence (number, text) sharing the most distinct terms with the question
+    (of those the evidence holds, the site's name left out; fiction and planted text never
+    quoted), or None when none shares ``min_shared`` terms holding ``min_share`` of their IDF
+    weight. For a question asking whether something lasts ("Does Teo still live in Zurich?")
+    or presuming it ended ("Why did Teo leave Fennec?"), a sentence saying what lasts ("...
+    since April 2023") comes first."""
+    held = frozenset().union(*context.passages) - context.site_terms
+    question_terms = [t for t in dict.fromkeys(context.question_terms) if t in held]
+    weight = sum(context.lexicon.idf(t) for t in question_terms)
+    ongoing_first = any(p.search(context.question) is not None for p in (LASTING, ENDED))
     best: tuple[tuple[bool, int], int, str] | None = None
     for n, passage in enumerate(context.evidence, start=1):
         if passage.fiction:
@@ -190,11 +215,12 @@ def _replacement(context: Context, removed: list[Claim]) -> Grounded:
         for sentence, is_planted in planted(passage.text):
             if len(sentence.text.split()) < QUOTE_MIN_WORDS or is_planted:
                 continue
-            shared = len(question_terms & set(context.lexicon.tokenize(sentence.text)))
-            key = (lasting and ONGOING.search(sentence.text) is not None, shared)
-            if shared and (best is None or key > best[0]):
+            own = set(context.lexicon.tokenize(sentence.text))
+            shared = [t for t in question_terms if t in own]
+            share = sum(context.lexicon.idf(t) for t in shared) / weight if weight else 0.0
+            if not shared or len(shared) < min_shared or share < min_share:
+                continue
+            key = (ongoing_first and ONGOING.search(sentence.text) is not None, len(shared))
+            if best is None or key > best[0]:
                 best = (key, n, sentence.text)
-    if best is None:
-        return Grounded(opening, [], changed=True, grounded=False, removed=removed)
-    text = f"{opening} The closest it comes: {best[2]} [{best[1]}]"
-    return Grounded(text, [best[1]], changed=True, grounded=False, removed=removed)
+    return None if best is None else (best[1], best[2])

@@ -19,6 +19,13 @@ WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 NEGATION = re.compile(r"\b(?:not|never|no|none|neither|nor|without|nothing|nowhere)\b|n['’]t\b",
                       re.IGNORECASE)
 
+SAYING = re.compile(r"\b(?:mention(?:s|ed)?|say(?:s)?|said|cover(?:s|ed)?|provide(?:s|d)?|state(?:s|d)?|"
+                    r"specif(?:y|ies|ied)|include(?:s|d)?|contain(?:s|ed)?|know|answer)\b", re.IGNORECASE)
+SOURCE = re.compile(r"\b(?:I|site|page|pages|information|excerpts?|context|sources?|evidence|"
+                    r"documentation)\b", re.IGNORECASE)
+"""A sentence declining to answer says what a source (the site, the excerpts, "I") does not
+say ("The site does not mention any MBA.", "I don't know.")."""
+
 NUMBER_WORDS = {
     "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
     "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
@@ -105,3 +112,9 @@ def numbers(text: str) -> list[tuple[str, float]]:
 def is_negated(sentence: str) -> bool:
     """The sentence denies something (``not``, ``never``, ``no``, ``n't``, ...)."""
     return NEGATION.search(sentence) is not None
+
+
+def is_decline(sentence: str) -> bool:
+    """The sentence declines to answer (``SAYING``, ``SOURCE``)."""
+    return (is_negated(sentence) and SAYING.search(sentence) is not None
+            and SOURCE.search(sentence) is not None)
