@@ -69,3 +69,12 @@ def test_readers_reject_other_embedding_weights(tmp_path):
     path.write_text(json.dumps(document), encoding="utf-8")
     with pytest.raises(ArtifactError, match="different model weights"):
         load_index(path).search("racks")
+
+
+def test_fiction_is_demoted_unless_both_rankings_put_it_first(example_site):
+    index = KnowledgeIndex.load(example_site.artifact_path)
+    about_it = index.search("Does Teo keep the lighthouse on Texel?").hits
+    assert about_it[0].source.authority == "fiction" and "Texel" in about_it[0].passage.text
+    assert (about_it[0].bm25_rank, about_it[0].dense_rank) == (1, 1)
+    real = index.search("Where did Teo study?").hits
+    assert all(hit.source.authority != "fiction" for hit in real)

@@ -313,7 +313,8 @@ export class Index {
         if (rd.has(p)) value += w.dense / (k + rd.get(p));
         if (rpb.has(s)) value += (c * w.page_bm25) / (k + rpb.get(s));
         if (rpd.has(s)) value += w.page_dense / (k + rpd.get(s));
-        rrf.set(p, value * cfg.authority[this.artifact.sources[s].authority]);
+        const first = rb.get(p) === 1 && rd.get(p) === 1;
+        rrf.set(p, first ? value : value * cfg.authority[this.artifact.sources[s].authority]);
       }
       order = candidates.sort((a, b) => rrf.get(b) - rrf.get(a) || a - b);
       score = { get: (i) => rrf.get(i) };

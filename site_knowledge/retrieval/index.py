@@ -225,5 +225,6 @@ class KnowledgeIndex:
                                  (page_dense.get(source), weights["page_dense"])):
                 if rank is not None and weight:
                     score += weight / (k + rank)
-            fused[index] = score * authority[self.sources[source].authority]
+            first = bm25_ranks.get(index) == 1 and dense_ranks.get(index) == 1
+            fused[index] = score if first else score * authority[self.sources[source].authority]
         return fused
