@@ -320,6 +320,8 @@ GROUND = [
     ("Why did Mira leave Brightwater AG in 2024?", [1, 0],
      "Mira left Brightwater AG in 2024 to move to Munich."),
     ("Why did Mira leave Brightwater AG?", [1, 0], "The site does not say why."),
+    ("Does Mira fly cargo planes out of Reykjavík?", [0, 8], "The site does not say."),
+    ("Does Mira fly cargo planes?", [8, 0], "Mira flies cargo planes [1]."),
 ]
 
 AFFIRMATIONS = [  # (question, passages, answer): the yes check alone
@@ -473,6 +475,7 @@ def build(with_unicode: bool = True) -> dict[str, Any]:
             "STEM": premises.STEM, "SHORT": claims._SHORT,
             "QUOTE_MIN_WORDS": answer.QUOTE_MIN_WORDS, "UNSUPPORTED": answer.UNSUPPORTED,
             "RELEVANT_SHARED": answer.RELEVANT_SHARED, "RELEVANT_SHARE": answer.RELEVANT_SHARE,
+            "FICTION_NOTE": answer.FICTION_NOTE,
             "NUMBER_WORDS": text.NUMBER_WORDS, "IGNORED_NAMES": sorted(claims._IGNORED_NAMES),
             "TRIVIAL_NUMBERS": sorted(claims._TRIVIAL_NUMBERS),
             "DURATION": sorted(claims._DURATION), "YEARS": [claims._YEAR[0], claims._YEAR[-1]],

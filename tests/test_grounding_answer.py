@@ -51,7 +51,8 @@ def test_fiction_supports_no_claim_and_is_never_quoted(grounding):
     evidence = [*evidence_for(grounding, question)[:3], Passage("Lore", lore.text, fiction=True)]
     result = grounding.ground("Yes, Teo plays second bassoon in the Graz orchestra.", question,
                               evidence)
-    assert not result.grounded and "Graz" not in result.text
+    assert not result.grounded and "plays second bassoon" not in result.text
+    assert "only in the site's fiction" in result.text, "the fiction is named, not quoted"
     denial = grounding.ground("No. Teo does not play in the Graz orchestra; that is fiction.",
                               question, evidence)
     assert denial.grounded
@@ -145,3 +146,13 @@ def test_a_question_presuming_something_ended_is_answered_with_what_lasts(ground
     result = grounding.ground("Teo left Fennec Systems in 2025 to join Spotify.", question, evidence)
     assert not result.grounded and "Spotify" not in result.text.split("The closest it comes:")[1]
     assert "since April 2023" in result.text
+
+
+def test_a_claim_only_fiction_makes_is_answered_by_naming_the_fiction(grounding):
+    question = "Does Teo keep the lighthouse on Texel?"
+    evidence = evidence_for(grounding, question)
+    result = grounding.ground("Yes, Teo keeps the lighthouse on Texel.", question, evidence)
+    assert not result.grounded and "only in the site's fiction" in result.text
+    named = evidence[result.cited[0] - 1]
+    assert named.fiction and named.label in result.text
+    assert named.text.split(".")[0] not in result.text, "fiction is named, never quoted"

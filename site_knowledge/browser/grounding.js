@@ -806,9 +806,9 @@ export function ground(answer, context, checkClaims = true) {
   const correction = premiseCorrection(context, text);
   if (correction) text = strip(`${correction} ${text}`);
   const declines = kept.length > 0 && kept.every((s) => isDecline(s.text));
-  const near = declines ? closest(context, RELEVANT_SHARED, RELEVANT_SHARE) : null;
+  const near = declines ? nearest(context, RELEVANT_SHARED, RELEVANT_SHARE) : null;
   if (near !== null) {
-    text = `${text} The closest it comes: ${near.text} [${near.n}]`;
+    text = `${text} ${near.text}`;
     if (!cited.includes(near.n)) cited.push(near.n);
   }
   if (!dropped && !rewritten && !correction && near === null) {
@@ -848,27 +848,44 @@ function join(answer, kept, pieces) {
   return strip(out);
 }
 
-/** The premise correction or UNSUPPORTED, then the evidence sentence closest to the question
- * (closest), cited. */
+/** The premise correction or UNSUPPORTED, then what the evidence nearest the question says
+ * (nearest), cited. */
 function replacement(context, removed) {
   const opening = premiseCorrection(context, "") || UNSUPPORTED;
-  const best = closest(context);
-  if (best === null) return { text: opening, cited: [], changed: true, grounded: false, removed };
-  const text = `${opening} The closest it comes: ${best.text} [${best.n}]`;
-  return { text, cited: [best.n], changed: true, grounded: false, removed };
+  const near = nearest(context);
+  if (near === null) return { text: opening, cited: [], changed: true, grounded: false, removed };
+  return { text: `${opening} ${near.text}`, cited: [near.n], changed: true, grounded: false, removed };
 }
 
-/** A declining answer is followed by the closest evidence sentence only when it shares at least
- * this many of the question's terms, holding this share of their IDF weight. */
+/** A declining answer is followed by the closest evidence sentence, and fiction is named, only
+ * when the sentence shares at least this many of the question's terms, holding this share of
+ * their IDF weight. */
 const RELEVANT_SHARED = 2;
 const RELEVANT_SHARE = 0.4;
+/** Said, with the fiction's marker, when a fiction sentence is nearer the question than any
+ * other (fiction is never quoted). */
+const FICTION_NOTE = "It appears only in the site's fiction ({}), not as fact.";
 
-/** The evidence sentence ({n, text}) sharing the most distinct terms with the question (of those
- * the evidence holds, the site's name left out; fiction and planted text never quoted), or null
- * when none shares minShared terms holding minShare of their IDF weight. For a
- * question asking whether something lasts or presuming it ended, a sentence saying what lasts
- * comes first. */
-function closest(context, minShared = 1, minShare = 0) {
+/** What to add after an answer that cannot stand ({text, n}: n the passage it cites): the
+ * closest sentence, or FICTION_NOTE when a fiction sentence holds more of the question (and
+ * the relevance thresholds) than any other; null for neither. */
+function nearest(context, minShared = 1, minShare = 0) {
+  const fact = closest(context, minShared, minShare);
+  const story = closest(context, RELEVANT_SHARED, RELEVANT_SHARE, true);
+  if (story !== null && (fact === null || story.shared > fact.shared)) {
+    const label = FICTION_NOTE.replace("{}", context.evidence[story.n - 1].label);
+    return { text: `${label} [${story.n}]`, n: story.n };
+  }
+  if (fact === null) return null;
+  return { text: `The closest it comes: ${fact.text} [${fact.n}]`, n: fact.n };
+}
+
+/** The sentence ({n, text, shared}) of a non-fiction evidence text (fiction: of a fiction
+ * text) sharing the most distinct terms with the question (of those the evidence holds, the
+ * site's name left out; planted text never counts), or null when none shares minShared terms
+ * holding minShare of their IDF weight. For a question asking whether something lasts or
+ * presuming it ended, a sentence saying what lasts comes first. */
+function closest(context, minShared = 1, minShare = 0, fiction = false) {
   const site = new Set(context.siteTerms || []);
   const held = new Set(context.evidence.flatMap((p) => context.lexicon.tokenize(whole(p))));
   const questionTerms = new Set(context.lexicon.tokenize(context.question)
@@ -878,25 +895,25 @@ function closest(context, minShared = 1, minShare = 0) {
   const ongoingFirst = Boolean(pySearch(LASTING, context.question)) || Boolean(pySearch(ENDED, context.question));
   let best = null;
   context.evidence.forEach((passage, i) => {
-    if (passage.fiction) return;
+    if (Boolean(passage.fiction) !== fiction) return;
     for (const [sentence, isPlanted] of planted(passage.text)) {
       if (splitSpace(sentence.text).length < QUOTE_MIN_WORDS || isPlanted) continue;
       const own = new Set(context.lexicon.tokenize(sentence.text));
       let shared = 0;
-      let held = 0;
+      let sharedWeight = 0;
       for (const t of questionTerms) {
         if (!own.has(t)) continue;
         shared += 1;
-        held += context.lexicon.idf(t);
+        sharedWeight += context.lexicon.idf(t);
       }
-      const share = weight ? held / weight : 0;
+      const share = weight ? sharedWeight / weight : 0;
       if (!shared || shared < minShared || share < minShare) continue;
       const ongoing = ongoingFirst && Boolean(pySearch(ONGOING, sentence.text));
       const better = best === null || ongoing > best.ongoing || (ongoing === best.ongoing && shared > best.shared);
       if (better) best = { ongoing, shared, n: i + 1, text: sentence.text };
     }
   });
-  return best === null ? null : { n: best.n, text: best.text };
+  return best === null ? null : { n: best.n, text: best.text, shared: best.shared };
 }
 
 // ---- One site (site.py) ----
@@ -967,7 +984,7 @@ export class SiteGrounding {
 /** The tunables and word lists, for the shared vectors to compare with Python's. */
 export const CONSTANTS = {
   MIN_SUPPORT, MIN_SHARED, NEAR_BEST, KEEP_MARKER, TERSE, STEM, SHORT, QUOTE_MIN_WORDS, UNSUPPORTED,
-  RELEVANT_SHARED, RELEVANT_SHARE,
+  RELEVANT_SHARED, RELEVANT_SHARE, FICTION_NOTE,
   NEAR, EXACT_ONLY, SPARE_EVERY, PAIRED, IRREGULAR: Object.fromEntries(IRREGULAR),
   NUMBER_WORDS: Object.fromEntries(NUMBER_WORDS),
   IGNORED_NAMES: [...IGNORED_NAMES].sort(),

@@ -131,11 +131,11 @@ def ground(answer: str, context: Context, check_claims: bool = True) -> Grounded
     if correction:
         text = f"{correction} {text}".strip()
     declines = bool(kept) and all(is_decline(s.text) for s in kept)
-    closest = _closest(context, RELEVANT_SHARED, RELEVANT_SHARE) if declines else None
-    if closest is not None:
-        text = f"{text} The closest it comes: {closest[1]} [{closest[0]}]"
-        cited = [*cited, closest[0]] if closest[0] not in cited else cited
-    if not dropped and not rewritten and not correction and closest is None:
+    nearest = _nearest(context, RELEVANT_SHARED, RELEVANT_SHARE) if declines else None
+    if nearest is not None:
+        text = f"{text} {nearest[0]}"
+        cited = [*cited, nearest[1]] if nearest[1] not in cited else cited
+    if not dropped and not rewritten and not correction and nearest is None:
         return Grounded(answer, cited, changed=False, grounded=True)
     return Grounded(text, cited, changed=True, grounded=not removed, removed=removed)
 
@@ -181,36 +181,65 @@ QUOTE_MIN_WORDS = 5
 
 
 def _replacement(context: Context, removed: list[Claim]) -> Grounded:
-    """The premise correction or ``UNSUPPORTED``, then the evidence sentence closest to the
-    question (``_closest``), cited."""
+    """The premise correction or ``UNSUPPORTED``, then what the evidence nearest the question
+    says (``_nearest``), cited."""
     opening = _premise_correction(context, "") or UNSUPPORTED
-    best = _closest(context)
-    if best is None:
+    nearest = _nearest(context)
+    if nearest is None:
         return Grounded(opening, [], changed=True, grounded=False, removed=removed)
-    text = f"{opening} The closest it comes: {best[1]} [{best[0]}]"
-    return Grounded(text, [best[0]], changed=True, grounded=False, removed=removed)
+    return Grounded(f"{opening} {nearest[0]}", [nearest[1]], changed=True, grounded=False,
+                    removed=removed)
 
 
 RELEVANT_SHARED = 2
 RELEVANT_SHARE = 0.4
-"""A declining answer is followed by the closest evidence sentence only when it shares at
-least this many of the question's terms, holding this share of their IDF weight."""
+"""A declining answer is followed by the closest evidence sentence, and fiction is named, only
+when the sentence shares at least this many of the question's terms, holding this share of
+their IDF weight."""
+FICTION_NOTE = "It appears only in the site's fiction ({}), not as fact."
+"""Said, with the fiction's marker, when a fiction sentence is nearer the question than any
+other (fiction is never quoted)."""
 
 
-def _closest(context: Context, min_shared: int = 1, min_share: float = 0.0) -> tuple[int, str] | None:
-    """The evidence sentence (number, text) sharing the most distinct terms with the question
-    (of those the evidence holds, the site's name left out; fiction and planted text never
-    quoted), or None when none shares ``min_shared`` terms holding ``min_share`` of their IDF
-    weight. For a question asking whether something lasts ("Does Teo still live in Zurich?")
-    or presuming it ended ("Why did Teo leave Fennec?"), a sentence saying what lasts ("...
-    since April 2023") comes first."""
+@dataclass(frozen=True)
+class Quote:
+    """An evidence sentence near the question."""
+
+    n: int
+    """Its passage's 1-based number."""
+    text: str
+    shared: int
+    """How many of the question's terms it holds."""
+
+
+def _nearest(context: Context, min_shared: int = 1, min_share: float = 0.0) -> tuple[str, int] | None:
+    """What to add after an answer that cannot stand, and the passage it cites: the closest
+    sentence (``The closest it comes: …``), or ``FICTION_NOTE`` when a fiction sentence holds
+    more of the question (and the relevance thresholds) than any other; None for neither."""
+    fact = _closest(context, min_shared, min_share)
+    story = _closest(context, RELEVANT_SHARED, RELEVANT_SHARE, fiction=True)
+    if story is not None and (fact is None or story.shared > fact.shared):
+        return FICTION_NOTE.format(context.evidence[story.n - 1].label) + f" [{story.n}]", story.n
+    if fact is None:
+        return None
+    return f"The closest it comes: {fact.text} [{fact.n}]", fact.n
+
+
+def _closest(context: Context, min_shared: int = 1, min_share: float = 0.0,
+             fiction: bool = False) -> Quote | None:
+    """The sentence of a non-fiction evidence text (``fiction``: of a fiction text) sharing
+    the most distinct terms with the question (of those the evidence holds, the site's name
+    left out; planted text never counts), or None when none shares ``min_shared`` terms
+    holding ``min_share`` of their IDF weight. For a question asking whether something lasts
+    ("Does Teo still live in Zurich?") or presuming it ended ("Why did Teo leave Fennec?"), a
+    sentence saying what lasts ("... since April 2023") comes first."""
     held = frozenset().union(*context.passages) - context.site_terms
     question_terms = [t for t in dict.fromkeys(context.question_terms) if t in held]
     weight = sum(context.lexicon.idf(t) for t in question_terms)
     ongoing_first = any(p.search(context.question) is not None for p in (LASTING, ENDED))
-    best: tuple[tuple[bool, int], int, str] | None = None
+    best: tuple[tuple[bool, int], Quote] | None = None
     for n, passage in enumerate(context.evidence, start=1):
-        if passage.fiction:
+        if passage.fiction != fiction:
             continue
         for sentence, is_planted in planted(passage.text):
             if len(sentence.text.split()) < QUOTE_MIN_WORDS or is_planted:
@@ -222,5 +251,5 @@ def _closest(context: Context, min_shared: int = 1, min_share: float = 0.0) -> t
                 continue
             key = (ongoing_first and ONGOING.search(sentence.text) is not None, len(shared))
             if best is None or key > best[0]:
-                best = (key, n, sentence.text)
-    return None if best is None else (best[1], best[2])
+                best = (key, Quote(n, sentence.text, len(shared)))
+    return None if best is None else best[1]
