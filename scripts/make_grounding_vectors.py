@@ -224,6 +224,10 @@ ATTRIBUTION = [  # sentence, passages, question (its terms join a terse sentence
     ("2015", [1, 4], "When did Mira start at Nordlicht?"),
     ("In Berlin.", [4, 1], "Where did Mira speak about backpressure?"),
     ("Three output formats.", [3, 2], "How many formats does the kestrel CLI support?"),
+    ("According to the information provided in excerpt [2], the NAS cost CHF 320 and power "
+     "roughly €4.50.", [3, 5], ""),
+    ("Based on the context, tidepool is an open-source Rust crate.", [2, 3], ""),
+    ("According to Mira, tidepool is an open-source Rust crate.", [2, 3], ""),
 ]
 PREMISES = [
     "When did Mira move from Zürich to München?", "Where did Mira get her MBA?",
@@ -422,6 +426,7 @@ def patterns() -> dict[str, dict[str, Any]]:
         "POLAR": affirmation.POLAR, "AFFIRMATIVE": affirmation.AFFIRMATIVE,
         "DENYING": affirmation.DENYING, "LASTING": affirmation.LASTING,
         "ONGOING": affirmation.ONGOING, "ENDED": affirmation.ENDED,
+        "PREAMBLE": attribution.PREAMBLE,
         "LIST_NUMBER": text._LIST_NUMBER, "LIST_MARKER": claims._LIST_MARKER,
         **{f"INJECTION_{i}": p for i, p in enumerate(injection.PATTERNS)},
     }

@@ -95,6 +95,13 @@ export const PYTHON_PATTERNS = {
     true,
   ],
   LASTING: [String.raw`\b(?:still|anymore|any\s+longer)\b`, true],
+  PREAMBLE: [
+    String.raw`^\W*(?:according\s+to|based\s+on|as\s+(?:stated|mentioned|described)\s+in)\s+(?:the\s+)?` +
+      String.raw`(?:provided\s+)?(?:information|excerpts?|context|site|sources?|text|evidence)` +
+      String.raw`(?:\s+(?:provided|given))?(?:\s+(?:in|on|from)\s+(?:the\s+)?(?:excerpts?|site|context|` +
+      String.raw`sources?)(?:\s+\[?\d{1,3}\]?)?)?\s*,?\s*`,
+    true,
+  ],
   ENDED: [
     String.raw`\b(?:leave|left|leaving|quit|quitting|stop(?:ped|ping)?|retire[ds]?|` +
       String.raw`(?:move[ds]?|moving)\s+(?:away\s+)?from)\b`,
@@ -527,8 +534,17 @@ export function support(sentenceTerms, passageTerms, lexicon) {
 const TERSE = 3;
 
 /** 1-based numbers of the passages a sentence draws on, best first (empty if none). */
+const PREAMBLE = compiled("PREAMBLE");
+
+/** The sentence's terms, its PREAMBLE (words about where it read something) left out. */
+function attributedTerms(sentence, lexicon) {
+  const text = plain(sentence);
+  const m = pyExec(PREAMBLE, text);
+  return lexicon.tokenize(m ? text.slice(m[0].length) : text);
+}
+
 export function attribute(sentence, passages, lexicon, questionTerms = []) {
-  let terms = lexicon.tokenize(plain(sentence));
+  let terms = attributedTerms(sentence, lexicon);
   if (new Set(terms).size < TERSE) terms = [...terms, ...questionTerms];
   const scored = [];
   passages.forEach((passageTerms, i) => {
@@ -547,7 +563,7 @@ function markersOf(text) {
 
 /** The sentence's own [n] markers that point at a passage holding its words. */
 export function validMarkers(sentence, passages, lexicon) {
-  const terms = lexicon.tokenize(plain(sentence));
+  const terms = attributedTerms(sentence, lexicon);
   const kept = [];
   for (const n of markersOf(sentence)) {
     if (n >= 1 && n <= passages.length && !kept.includes(n) && support(terms, passages[n - 1], lexicon)[0] >= KEEP_MARKER) {

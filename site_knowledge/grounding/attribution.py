@@ -3,10 +3,20 @@ hold its words, weighted by how rare each word is on the site (SPEC.md, "Attribu
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .text import CITATION, plain
+
+PREAMBLE = re.compile(
+    r"^\W*(?:according\s+to|based\s+on|as\s+(?:stated|mentioned|described)\s+in)\s+(?:the\s+)?"
+    r"(?:provided\s+)?(?:information|excerpts?|context|site|sources?|text|evidence)"
+    r"(?:\s+(?:provided|given))?(?:\s+(?:in|on|from)\s+(?:the\s+)?(?:excerpts?|site|context|"
+    r"sources?)(?:\s+\[?\d{1,3}\]?)?)?\s*,?\s*", re.IGNORECASE)
+"""A sentence's opening about where it read something ("According to the information
+provided in excerpt, ..."): words about the source, not the content, left out of attribution
+(they are rare on a site, so they outweighed the content's words)."""
 
 MIN_SUPPORT = 0.4
 """Least IDF-weighted share of a sentence's terms a passage must hold to be cited."""
@@ -24,6 +34,11 @@ class Lexicon:
 
     tokenize: Callable[[str], list[str]]
     idf: Callable[[str], float]
+
+
+def attributed_terms(sentence: str, lexicon: Lexicon) -> list[str]:
+    """The sentence's terms, its ``PREAMBLE`` left out."""
+    return lexicon.tokenize(PREAMBLE.sub("", plain(sentence), count=1))
 
 
 def support(sentence_terms: Sequence[str], passage_terms: frozenset[str],
@@ -46,7 +61,7 @@ question's terms join its own for attribution."""
 def attribute(sentence: str, passages: Sequence[frozenset[str]], lexicon: Lexicon,
               question_terms: Sequence[str] = ()) -> list[int]:
     """1-based numbers of the passages a sentence draws on, best first (empty if none)."""
-    terms = lexicon.tokenize(plain(sentence))
+    terms = attributed_terms(sentence, lexicon)
     if len(set(terms)) < TERSE:
         terms = [*terms, *question_terms]
     scored = []
@@ -62,7 +77,7 @@ def attribute(sentence: str, passages: Sequence[frozenset[str]], lexicon: Lexico
 
 def valid_markers(sentence: str, passages: Sequence[frozenset[str]], lexicon: Lexicon) -> list[int]:
     """The sentence's own ``[n]`` markers that point at a passage holding its words."""
-    terms = lexicon.tokenize(plain(sentence))
+    terms = attributed_terms(sentence, lexicon)
     kept: list[int] = []
     for match in CITATION.finditer(sentence):
         n = int(match.group(1))
