@@ -533,7 +533,6 @@ export function support(sentenceTerms, passageTerms, lexicon) {
  * question's terms join its own for attribution. */
 const TERSE = 3;
 
-/** 1-based numbers of the passages a sentence draws on, best first (empty if none). */
 const PREAMBLE = compiled("PREAMBLE");
 
 /** The sentence's terms, its PREAMBLE (words about where it read something) left out. */
@@ -543,6 +542,7 @@ function attributedTerms(sentence, lexicon) {
   return lexicon.tokenize(m ? text.slice(m[0].length) : text);
 }
 
+/** 1-based numbers of the passages a sentence draws on, best first (empty if none). */
 export function attribute(sentence, passages, lexicon, questionTerms = []) {
   let terms = attributedTerms(sentence, lexicon);
   if (new Set(terms).size < TERSE) terms = [...terms, ...questionTerms];
@@ -886,8 +886,9 @@ const FICTION_NOTE = "It appears only in the site's fiction ({}), not as fact.";
  * closest sentence, or FICTION_NOTE when a fiction sentence holds more of the question (and
  * the relevance thresholds) than any other; null for neither. */
 function nearest(context, minShared = 1, minShare = 0) {
-  const fact = closest(context, minShared, minShare);
-  const story = closest(context, RELEVANT_SHARED, RELEVANT_SHARE, true);
+  const asked = quoteTerms(context);
+  const fact = closest(context, asked, minShared, minShare, false);
+  const story = closest(context, asked, RELEVANT_SHARED, RELEVANT_SHARE, true);
   if (story !== null && (fact === null || story.shared > fact.shared)) {
     const label = FICTION_NOTE.replace("{}", context.evidence[story.n - 1].label);
     return { text: `${label} [${story.n}]`, n: story.n };
@@ -896,19 +897,24 @@ function nearest(context, minShared = 1, minShare = 0) {
   return { text: `The closest it comes: ${fact.text} [${fact.n}]`, n: fact.n };
 }
 
-/** The sentence ({n, text, shared}) of a non-fiction evidence text (fiction: of a fiction
- * text) sharing the most distinct terms with the question (of those the evidence holds, the
- * site's name left out; planted text never counts), or null when none shares minShared terms
- * holding minShare of their IDF weight. For a question asking whether something lasts or
- * presuming it ended, a sentence saying what lasts comes first. */
-function closest(context, minShared = 1, minShare = 0, fiction = false) {
+/** The question's terms a quote is scored on (those the evidence holds, the site's name left
+ * out), their IDF weight, and whether a sentence saying what lasts comes first (a question
+ * asking whether something lasts or presuming it ended). */
+function quoteTerms(context) {
   const site = new Set(context.siteTerms || []);
   const held = new Set(context.evidence.flatMap((p) => context.lexicon.tokenize(whole(p))));
-  const questionTerms = new Set(context.lexicon.tokenize(context.question)
-    .filter((t) => held.has(t) && !site.has(t)));
+  const terms = new Set(context.lexicon.tokenize(context.question).filter((t) => held.has(t) && !site.has(t)));
   let weight = 0;
-  for (const t of questionTerms) weight += context.lexicon.idf(t);
+  for (const t of terms) weight += context.lexicon.idf(t);
   const ongoingFirst = Boolean(pySearch(LASTING, context.question)) || Boolean(pySearch(ENDED, context.question));
+  return { terms, weight, ongoingFirst };
+}
+
+/** The sentence ({n, text, shared}) of a non-fiction evidence text (fiction: of a fiction
+ * text; planted text never counts) sharing the most of the asked terms (quoteTerms), or null
+ * when none shares minShared of them holding minShare of their IDF weight; a sentence saying
+ * what lasts comes first when the question calls for it. */
+function closest(context, { terms: questionTerms, weight, ongoingFirst }, minShared, minShare, fiction) {
   let best = null;
   context.evidence.forEach((passage, i) => {
     if (Boolean(passage.fiction) !== fiction) return;

@@ -74,6 +74,13 @@ class Context:
         """Each evidence passage's terms (label and text)."""
         return [frozenset(self.lexicon.tokenize(p.whole)) for p in self.evidence]
 
+    @cached_property
+    def quote_terms(self) -> list[str]:
+        """The question's terms a quote is scored on: those the evidence holds, the site's
+        name left out, in question order."""
+        held = frozenset().union(*self.passages) - self.site_terms
+        return [t for t in dict.fromkeys(self.question_terms) if t in held]
+
 
 def ground(answer: str, context: Context, check_claims: bool = True) -> Grounded:
     """Check a finished answer against its evidence and the stable facts.
@@ -228,13 +235,12 @@ def _nearest(context: Context, min_shared: int = 1, min_share: float = 0.0) -> t
 def _closest(context: Context, min_shared: int = 1, min_share: float = 0.0,
              fiction: bool = False) -> Quote | None:
     """The sentence of a non-fiction evidence text (``fiction``: of a fiction text) sharing
-    the most distinct terms with the question (of those the evidence holds, the site's name
-    left out; planted text never counts), or None when none shares ``min_shared`` terms
-    holding ``min_share`` of their IDF weight. For a question asking whether something lasts
-    ("Does Teo still live in Zurich?") or presuming it ended ("Why did Teo leave Fennec?"), a
-    sentence saying what lasts ("... since April 2023") comes first."""
-    held = frozenset().union(*context.passages) - context.site_terms
-    question_terms = [t for t in dict.fromkeys(context.question_terms) if t in held]
+    the most of ``Context.quote_terms`` (planted text never counts), or None when none
+    shares ``min_shared`` of them holding ``min_share`` of their IDF weight. For a question
+    asking whether something lasts ("Does Teo still live in Zurich?") or presuming it ended
+    ("Why did Teo leave Fennec?"), a sentence saying what lasts ("... since April 2023")
+    comes first."""
+    question_terms = context.quote_terms
     weight = sum(context.lexicon.idf(t) for t in question_terms)
     ongoing_first = any(p.search(context.question) is not None for p in (LASTING, ENDED))
     best: tuple[tuple[bool, int], Quote] | None = None
