@@ -326,6 +326,9 @@ GROUND = [
     ("Why did Mira leave Brightwater AG?", [1, 0], "The site does not say why."),
     ("Does Mira fly cargo planes out of Reykjavík?", [0, 8], "The site does not say."),
     ("Does Mira fly cargo planes?", [8, 0], "Mira flies cargo planes [1]."),
+    ("Why did Mira leave the team in Köln?", [1, 0], "The site does not say why she left."),
+    ("What did Mira do at Nordlicht?", [0, 1],
+     "At Nordlicht GmbH in Köln she built the billing pipeline; she leads the platform team [1]."),
 ]
 
 AFFIRMATIONS = [  # (question, passages, answer): the yes check alone

@@ -148,6 +148,27 @@ def test_a_question_presuming_something_ended_is_answered_with_what_lasts(ground
     assert "since April 2023" in result.text
 
 
+def test_a_decline_of_a_move_that_never_ended_quotes_what_lasts(grounding):
+    question = "When did Teo move from Vienna to Munich?"
+    evidence = evidence_for(grounding, question)
+    answer = "The site does not cover when Teo moved from Vienna to Munich."
+    result = grounding.ground(answer, question, evidence)
+    quote = result.text.removeprefix(answer + " The closest it comes: ")
+    assert quote != result.text and "Vienna" in quote and "since" in quote, result.text
+
+
+def test_a_valid_marker_does_not_hide_the_passage_holding_the_whole_sentence(grounding):
+    question = "How many queries with worse plans did pg-shadow find before the Kestrel upgrade?"
+    evidence = evidence_for(grounding, question)
+    post = next(n for n, p in enumerate(evidence, start=1) if "eleven" in p.text.lower())
+    project = next(n for n, p in enumerate(evidence, start=1)
+                   if n != post and "pg-shadow" in p.text and "eleven" not in p.text.lower())
+    answer = f"pg-shadow found eleven queries with worse plans before the Kestrel upgrade [{project}]."
+    result = grounding.ground(answer, question, evidence)
+    assert result.text == answer, "the model's valid marker stays as written"
+    assert result.cited[:2] == [project, post]
+
+
 def test_a_claim_only_fiction_makes_is_answered_by_naming_the_fiction(grounding):
     question = "Does Teo keep the lighthouse on Texel?"
     evidence = evidence_for(grounding, question)

@@ -809,7 +809,8 @@ export function ground(answer, context, checkClaims = true) {
   for (const sentence of kept) {
     const own = markersOf(sentence.text);
     const valid = validMarkers(sentence.text, passages, context.lexicon);
-    const found = valid.length ? valid : attribute(sentence.text, passages, context.lexicon, askedTerms);
+    const found = [...valid];
+    for (const n of attribute(sentence.text, passages, context.lexicon, askedTerms)) if (!found.includes(n)) found.push(n);
     let text = sentence.text;
     if (own.length && !sameList(own, valid)) {
       text = remark(text, found);
@@ -929,8 +930,8 @@ function closest(context, { terms: questionTerms, weight, ongoingFirst }, minSha
         sharedWeight += context.lexicon.idf(t);
       }
       const share = weight ? sharedWeight / weight : 0;
-      if (!shared || shared < minShared || share < minShare) continue;
       const ongoing = ongoingFirst && Boolean(pySearch(ONGOING, sentence.text));
+      if (!shared || (!ongoing && (shared < minShared || share < minShare))) continue;
       const better = best === null || ongoing > best.ongoing || (ongoing === best.ongoing && shared > best.shared);
       if (better) best = { ongoing, shared, n: i + 1, text: sentence.text };
     }

@@ -125,8 +125,8 @@ def ground(answer: str, context: Context, check_claims: bool = True) -> Grounded
     for sentence in kept:
         own = [int(m) for m in CITATION.findall(sentence.text)]
         valid = valid_markers(sentence.text, context.passages, context.lexicon)
-        found = valid or attribute(sentence.text, context.passages, context.lexicon,
-                                   context.question_terms)
+        found = [*valid, *(n for n in attribute(sentence.text, context.passages, context.lexicon,
+                                                context.question_terms) if n not in valid)]
         text = sentence.text
         if own and own != valid:
             text = _remark(text, found)
@@ -239,7 +239,7 @@ def _closest(context: Context, min_shared: int = 1, min_share: float = 0.0,
     shares ``min_shared`` of them holding ``min_share`` of their IDF weight. For a question
     asking whether something lasts ("Does Teo still live in Zurich?") or presuming it ended
     ("Why did Teo leave Fennec?"), a sentence saying what lasts ("... since April 2023")
-    comes first."""
+    comes first, and one term of the question is enough for it (no threshold)."""
     question_terms = context.quote_terms
     weight = sum(context.lexicon.idf(t) for t in question_terms)
     ongoing_first = any(p.search(context.question) is not None for p in (LASTING, ENDED))
@@ -253,9 +253,10 @@ def _closest(context: Context, min_shared: int = 1, min_share: float = 0.0,
             own = set(context.lexicon.tokenize(sentence.text))
             shared = [t for t in question_terms if t in own]
             share = sum(context.lexicon.idf(t) for t in shared) / weight if weight else 0.0
-            if not shared or len(shared) < min_shared or share < min_share:
+            lasts = ongoing_first and ONGOING.search(sentence.text) is not None
+            if not shared or (not lasts and (len(shared) < min_shared or share < min_share)):
                 continue
-            key = (ongoing_first and ONGOING.search(sentence.text) is not None, len(shared))
+            key = (lasts, len(shared))
             if best is None or key > best[0]:
                 best = (key, Quote(n, sentence.text, len(shared)))
     return None if best is None else best[1]
