@@ -78,3 +78,10 @@ def test_fiction_is_demoted_unless_both_rankings_put_it_first(example_site):
     assert (about_it[0].bm25_rank, about_it[0].dense_rank) == (1, 1)
     real = index.search("Where did Teo study?").hits
     assert all(hit.source.authority != "fiction" for hit in real)
+
+
+def test_fiction_keeps_its_score_when_both_rankings_put_its_section_first(example_site):
+    index = KnowledgeIndex.load(example_site.artifact_path)
+    hits = index.search("What is the fourteen-minute rule?").hits
+    assert "fourteen minutes" in hits[0].passage.text and hits[0].source.authority == "fiction"
+    assert 1 in (hits[0].bm25_rank, hits[0].dense_rank) and (hits[0].bm25_rank, hits[0].dense_rank) != (1, 1)

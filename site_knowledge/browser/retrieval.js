@@ -277,6 +277,14 @@ export class Index {
    * @param {Float32Array} queryVector its L2-normalised embedding
    * @param {{topK?: number, mode?: "hybrid"|"bm25"|"dense"}} options
    */
+  /** The URL of the section whose passages both lists rank first (the question is about it),
+   * or null when their first passages are in different sections. */
+  sectionFirstInBoth(bm25Order, denseOrder) {
+    if (!bm25Order.length || !denseOrder.length) return null;
+    const url = this.passages[bm25Order[0]].url;
+    return this.passages[denseOrder[0]].url === url ? url : null;
+  }
+
   search(text, queryVector, { topK = 4, mode = "hybrid" } = {}) {
     const cfg = this.artifact.retrieval;
     const gateCfg = this.artifact.gate;
@@ -306,6 +314,7 @@ export class Index {
       const c = this.lexicalConfidence(terms, bm25Order);
       const candidates = [...new Set([...bm25Order, ...denseOrder])];
       const rrf = new Map();
+      const about = this.sectionFirstInBoth(bm25Order, denseOrder);
       for (const p of candidates) {
         const s = this.sourceOf[p];
         let value = 0;
@@ -313,7 +322,7 @@ export class Index {
         if (rd.has(p)) value += w.dense / (k + rd.get(p));
         if (rpb.has(s)) value += (c * w.page_bm25) / (k + rpb.get(s));
         if (rpd.has(s)) value += w.page_dense / (k + rpd.get(s));
-        const first = rb.get(p) === 1 && rd.get(p) === 1;
+        const first = about !== null && this.passages[p].url === about;
         rrf.set(p, first ? value : value * cfg.authority[this.artifact.sources[s].authority]);
       }
       order = candidates.sort((a, b) => rrf.get(b) - rrf.get(a) || a - b);

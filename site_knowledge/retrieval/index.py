@@ -215,6 +215,7 @@ class KnowledgeIndex:
         page_limit = settings["page_candidates"]
         page_bm25 = rank_map(ranked(self._page_bm25.scores(terms), page_limit, positive_only=True))
         page_dense = rank_map(ranked((self._page_vectors @ vector).astype(np.float64), page_limit))
+        about = self._section_first_in_both(bm25_ranks, dense_ranks)
         fused: dict[int, float] = {}
         for index in sorted(set(bm25_ranks) | set(dense_ranks)):
             source = self._source_of[index]
@@ -225,6 +226,16 @@ class KnowledgeIndex:
                                  (page_dense.get(source), weights["page_dense"])):
                 if rank is not None and weight:
                     score += weight / (k + rank)
-            first = bm25_ranks.get(index) == 1 and dense_ranks.get(index) == 1
+            first = about is not None and self.passages[index].url == about
             fused[index] = score if first else score * authority[self.sources[source].authority]
         return fused
+
+    def _section_first_in_both(self, bm25_ranks: dict[int, int], dense_ranks: dict[int, int]
+                               ) -> str | None:
+        """The URL of the section whose passages both lists rank first (the question is about
+        it), or None when their first passages are in different sections."""
+        if not bm25_ranks or not dense_ranks:
+            return None
+        bm25_url = self.passages[min(bm25_ranks, key=bm25_ranks.__getitem__)].url
+        dense_url = self.passages[min(dense_ranks, key=dense_ranks.__getitem__)].url
+        return bm25_url if dense_url == bm25_url else None
