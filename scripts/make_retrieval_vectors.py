@@ -3,8 +3,7 @@
 The file is the contract between the Python and JavaScript retrieval: tokenizer cases
 (text -> tokens) and ranking cases over a small real artifact: the question and its earlier
 questions, the retrieval query they make, its embedding, the gate's inputs and verdict, and
-the ranked passage ids in every mode with the gate open, and cases of the fusion's last step
-(the best BM25 passage kept). The fixture's candidate lists are shorter than its
+the ranked passage ids in every mode with the gate open. The fixture's candidate lists are shorter than its
 passage count, so a reader that ranks everything in a single mode fails. Run after a
 deliberate change to SPEC.md: ``.venv/bin/python scripts/make_retrieval_vectors.py``.
 """
@@ -27,7 +26,6 @@ from site_knowledge.embedding import Encoder
 from site_knowledge.retrieval import KnowledgeIndex, load_index
 from site_knowledge.retrieval.artifact import load_artifact
 from site_knowledge.retrieval.artifact_form import SCHEMA_VERSION
-from site_knowledge.retrieval.fusion import with_lexical_best
 from site_knowledge.retrieval.gate import OPEN_GATE
 from site_knowledge.retrieval.index import MODES, retrieval_query
 from site_knowledge.retrieval.tokenizer import TOKENIZER_VERSION, tokenize
@@ -81,16 +79,6 @@ QUERIES = [
     ("And the panels?", ["How do I trace a cable?", "What feeds a rack?"]),
     ("", []),
 ]
-LEXICAL_BEST_CASES = [  # (kept, fused order, best BM25 passage, lexical confidence)
-    ([4, 7, 1, 9], [4, 7, 2, 1, 9, 3], 3, 0.9),
-    ([4, 7, 1, 9], [4, 7, 3, 2, 1, 9], 3, 0.9),
-    ([4, 7, 1, 9], [3, 4, 7, 1, 9], 3, 0.5),
-    ([4, 7, 1, 9], [4, 7, 1, 9, 3], 3, 0.49),
-    ([4, 7, 1, 9], [4, 7, 1, 9], 7, 1.0),
-    ([4, 7, 1, 9], [4, 7, 1, 9], None, 0.0),
-    ([], [], None, 0.0),
-]
-"""with_lexical_best: kept as it comes after the page cap, and what it becomes."""
 RETRIEVAL = {**DEFAULT_RETRIEVAL, "candidates": 3, "page_candidates": 2}
 """Short candidate lists: 10 passages, 3 candidates, so single modes must stop at 3."""
 
@@ -127,9 +115,6 @@ def main() -> None:
         "artifact": "fixture-artifact/site-knowledge.json",
         "tokenizer": [{"text": text, "tokens": tokenize(text)} for text in TOKENIZER_TEXTS],
         "ranking": ranking,
-        "lexical_best": [{"kept": kept, "order": order, "best": best, "confidence": c,
-                          "result": with_lexical_best(kept, order, best, c)}
-                         for kept, order, best, c in LEXICAL_BEST_CASES],
     }
     (DATA / "retrieval_vectors.json").write_text(
         json.dumps(document, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")

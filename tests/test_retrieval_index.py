@@ -11,7 +11,6 @@ import pytest
 
 from site_knowledge.retrieval import ArtifactError, KnowledgeIndex, load_index
 from site_knowledge.retrieval.artifact import load_artifact
-from site_knowledge.retrieval.fusion import with_lexical_best
 from site_knowledge.retrieval.gate import OPEN_GATE
 from site_knowledge.retrieval.index import retrieval_query
 
@@ -37,21 +36,6 @@ def test_shared_ranking_vectors(fixture_index):
             result = ungated.search(case["question"], case["history"], mode, 4,
                                     query_vector=vector)
             assert [h.passage.id for h in result.hits] == expected, (case["question"], mode)
-
-
-def test_shared_lexical_best_vectors():
-    for case in VECTORS["lexical_best"]:
-        got = with_lexical_best(case["kept"], case["order"], case["best"], case["confidence"])
-        assert got == case["result"], case
-
-
-def test_the_passage_holding_the_question_s_words_is_kept_when_dense_ranks_it_low(example_site):
-    index = KnowledgeIndex.load(example_site.artifact_path)
-    question = "How many people came to Teo's talk at the Berlin Stream Processing Meetup?"
-    hits = index.search(question).hits
-    assert len(hits) == 4
-    talk = [h for h in hits if "About sixty people came" in h.passage.text]
-    assert talk and talk[0].bm25_rank == 1 and (talk[0].dense_rank or 99) > 10
 
 
 def test_query_embedding_matches_the_recorded_vectors(fixture_index):

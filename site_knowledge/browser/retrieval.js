@@ -136,20 +136,6 @@ export function diverseTop(order, sourceOf, topK, cap) {
   return kept.concat(skipped.slice(0, topK - kept.length));
 }
 
-/** Lexical confidence from which the best BM25 passage is always kept (SPEC.md, fusion step 5). */
-export const LEXICAL_BEST = 0.5;
-
-/** `kept` with the best BM25 passage `best` in it when the lexical confidence reaches
- * LEXICAL_BEST: it takes the last place, moved up to where the fused `order` puts it. */
-export function withLexicalBest(kept, order, best, confidence) {
-  if (best === undefined || confidence < LEXICAL_BEST || kept.includes(best) || !kept.length) return kept;
-  const position = new Map(order.map((index, n) => [index, n]));
-  const rest = kept.slice(0, -1);
-  let at = rest.findIndex((index) => position.get(index) > position.get(best));
-  if (at < 0) at = rest.length;
-  return [...rest.slice(0, at), best, ...rest.slice(at)];
-}
-
 /** Dequantize the sidecar into float32 rows (Math.fround matches numpy's float32 product). */
 export function dequantize(buffer, count, dimension) {
   const bytes = new Uint8Array(buffer);
@@ -309,7 +295,6 @@ export class Index {
     const denseOrder = ranked(dense, cfg.candidates);
     let order;
     let score;
-    let confidence = 0;
     if (mode === "bm25") {
       order = bm25Order;
       score = bm25;
@@ -327,7 +312,6 @@ export class Index {
       const w = cfg.weights;
       const k = cfg.rrf_k;
       const c = this.lexicalConfidence(terms, bm25Order);
-      confidence = c;
       const candidates = [...new Set([...bm25Order, ...denseOrder])];
       const rrf = new Map();
       const about = this.sectionFirstInBoth(bm25Order, denseOrder);
@@ -344,8 +328,7 @@ export class Index {
       order = candidates.sort((a, b) => rrf.get(b) - rrf.get(a) || a - b);
       score = { get: (i) => rrf.get(i) };
     }
-    let top = diverseTop(order, this.sourceOf, topK, cfg.per_page_cap);
-    if (mode !== "bm25" && mode !== "dense") top = withLexicalBest(top, order, bm25Order[0], confidence);
+    const top = diverseTop(order, this.sourceOf, topK, cfg.per_page_cap);
     const elsewhere = dotRows(this.elsewhere.rows, this.elsewhere.count, this.dimension, queryVector);
     const signals = gateSignals(this.bm25, terms, dense, elsewhere);
     const answerable = accepts(signals, gateCfg);

@@ -38,21 +38,3 @@ def diverse_top(order: Sequence[int], source_of: Sequence[int], top_k: int, cap:
         else:
             skipped.append(index)
     return kept + skipped[: top_k - len(kept)]
-
-
-LEXICAL_BEST = 0.5
-"""Lexical confidence (fusion step 2) from which the best BM25 passage is always kept: it then
-holds at least about 71% of the query's IDF mass."""
-
-
-def with_lexical_best(kept: Sequence[int], order: Sequence[int], best: int | None,
-                      confidence: float) -> list[int]:
-    """``kept`` with the best BM25 passage ``best`` in it when the lexical confidence reaches
-    ``LEXICAL_BEST``: it takes the last place, moved up to where the fused ``order`` puts it
-    (SPEC.md, fusion step 5)."""
-    if best is None or confidence < LEXICAL_BEST or best in kept or not kept:
-        return list(kept)
-    position = {index: n for n, index in enumerate(order)}
-    rest = list(kept[:-1])
-    at = next((n for n, index in enumerate(rest) if position[index] > position[best]), len(rest))
-    return [*rest[:at], best, *rest[at:]]

@@ -13,7 +13,7 @@ import numpy.typing as npt
 
 from site_knowledge.embedding import Encoder
 from site_knowledge.retrieval.artifact import ArtifactError, load_artifact
-from site_knowledge.retrieval.fusion import diverse_top, rank_map, ranked, with_lexical_best
+from site_knowledge.retrieval.fusion import diverse_top, rank_map, ranked
 from site_knowledge.retrieval.gate import decide, decode_elsewhere, signals
 from site_knowledge.retrieval.lexical import BM25
 from site_knowledge.retrieval.tokenizer import WORD, indexed_text, tokenize
@@ -191,8 +191,6 @@ class KnowledgeIndex:
             scores = self._fuse(terms, vector, bm25_ranks, dense_ranks, confidence)
             order = sorted(scores, key=lambda i: (-scores[i], i))
         kept = diverse_top(order, self._source_of, top_k, settings["per_page_cap"])
-        if mode == "hybrid":
-            kept = with_lexical_best(kept, order, bm25_order[0] if bm25_order else None, confidence)
         return [
             Hit(self.passages[i], self.sources[self._source_of[i]], scores[i],
                 bm25_ranks.get(i), dense_ranks.get(i))

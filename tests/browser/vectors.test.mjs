@@ -7,7 +7,7 @@ import { dirname, join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { expandArtifact } from "../../site_knowledge/browser/artifact.js";
-import { Index, retrievalQuery, tokenize, withLexicalBest } from "../../site_knowledge/browser/retrieval.js";
+import { Index, retrievalQuery, tokenize } from "../../site_knowledge/browser/retrieval.js";
 
 const DATA = join(dirname(fileURLToPath(import.meta.url)), "..", "data");
 const vectors = JSON.parse(readFileSync(join(DATA, "retrieval_vectors.json"), "utf8"));
@@ -20,12 +20,6 @@ const stopwords = new Set(artifact.lexical.stopwords);
 for (const { text, tokens } of vectors.tokenizer) {
   test(`tokenize ${JSON.stringify(text)}`, () => {
     assert.deepEqual(tokenize(text, stopwords), tokens);
-  });
-}
-
-for (const c of vectors.lexical_best) {
-  test(`lexical best kept ${JSON.stringify([c.kept, c.order, c.best, c.confidence])}`, () => {
-    assert.deepEqual(withLexicalBest(c.kept, c.order, c.best ?? undefined, c.confidence), c.result);
   });
 }
 
