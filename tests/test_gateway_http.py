@@ -200,9 +200,12 @@ def test_answer_payload_and_citations(example_index, scripted):
     sources = next(e["sources"] for e in stream.events if "sources" in e)
     assert stream.events[0] == {"sources": sources}
     assert stream.text == "Slotmeter measures [1] caches [9]."
-    # [9] names no passage: grounding drops it, and the done event carries the text to show.
-    assert stream.terminal == {"done": True, "finish_reason": "stop", "citations": [sources[0]],
-                               "grounded": True, "text": "Slotmeter measures caches [1]."}
+    # [9] names no passage: grounding drops it, and the done event carries the text to show;
+    # the other slotmeter passage, which holds the sentence too, joins the valid [1].
+    assert stream.terminal == {"done": True, "finish_reason": "stop",
+                               "citations": [sources[0], sources[3]], "grounded": True,
+                               "text": "Slotmeter measures caches [1] [4]."}
+    assert "slotmeter" in sources[3]["url"]
     payload = upstream.requests[-1]
     assert payload["id_slot"] == 1 and payload["cache_prompt"] is True
     assert payload["temperature"] == 0 and payload["max_tokens"] == 256
