@@ -98,7 +98,9 @@ def _median_ratio(times: list[tuple[float, float]], baseline: list[tuple[float, 
     return round(statistics.median(t[part] / b[part] for t, b in zip(times, baseline, strict=True)), 2)
 
 
-def _bytes_per_passage(artifact_path: Path) -> tuple[dict[str, Any], int, float]:
+def _bytes_per_passage(artifact_path: Path) -> tuple[dict[str, Any], int, float, int]:
+    """The artifact's bytes (JSON and vectors), per passage beyond its text, and the gate's
+    reference file apart: the same bytes for every site, so not a cost per passage."""
     from site_knowledge.retrieval.artifact import load_artifact
 
     artifact, _ = load_artifact(artifact_path)
@@ -106,7 +108,8 @@ def _bytes_per_passage(artifact_path: Path) -> tuple[dict[str, Any], int, float]
     text_bytes = sum(len(p["text"].encode("utf-8")) for p in passages)
     sidecar = artifact_path.parent / artifact["vectors"]["file"]
     total = artifact_path.stat().st_size + sidecar.stat().st_size
-    return artifact, total, round((total - text_bytes) / len(passages), 1)
+    reference = artifact_path.parent / artifact["gate"]["elsewhere"]["file"]
+    return artifact, total, round((total - text_bytes) / len(passages), 1), reference.stat().st_size
 
 
 def _query_latency(artifact_path: Path, site: str) -> dict[str, dict[str, float]]:
@@ -157,7 +160,7 @@ def main() -> None:
             times["cold"].append(_build(with_plugin, prepared_model))
             times["warm"].append(_build(with_plugin, prepared_model))
         artifact_path = with_plugin.parent / "site" / "assets" / "site-knowledge" / "site-knowledge.json"
-        artifact, total, beyond_text = _bytes_per_passage(artifact_path)
+        artifact, total, beyond_text, reference_bytes = _bytes_per_passage(artifact_path)
         latencies = _query_latency(artifact_path, args.site)
     passages = len(artifact["passages"])
     kinds = [kind for kind in KINDS if times[kind]]
@@ -170,6 +173,7 @@ def main() -> None:
         **{f"{kind}_ratio_cpu": _median_ratio(times[kind], times["plain"], 1) for kind in kinds},
         "artifact_bytes_total": total,
         "bytes_per_passage_beyond_text": beyond_text,
+        "gate_reference_bytes": reference_bytes,
         "query_latency": latencies,
     }
     if times["cold"]:

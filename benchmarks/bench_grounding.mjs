@@ -7,7 +7,7 @@
 // one JSON object per artifact; times are machine-bound, the ratios are the result.
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { expandArtifact } from "../site_knowledge/browser/artifact.js";
+import { expandArtifact, withSidecars } from "../site_knowledge/browser/artifact.js";
 import { SiteGrounding } from "../site_knowledge/browser/grounding.js";
 import { Index, ranked, tokenize } from "../site_knowledge/browser/retrieval.js";
 
@@ -21,9 +21,11 @@ function timed(fn) {
 }
 
 for (const path of process.argv.slice(2)) {
-  const artifact = expandArtifact(JSON.parse(readFileSync(path, "utf8")));
-  const bytes = readFileSync(join(dirname(path), artifact.vectors.file));
-  const [indexMs, index] = timed(() => new Index(artifact, bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)));
+  const { artifact, vectors } = await withSidecars(
+    expandArtifact(JSON.parse(readFileSync(path, "utf8"))),
+    async (name) => new Uint8Array(readFileSync(join(dirname(path), name))).buffer,
+  );
+  const [indexMs, index] = timed(() => new Index(artifact, vectors));
   const [setupMs, grounding] = timed(() => SiteGrounding.fromIndex(index));
   // Questions: each source's title, asked about; the evidence: its BM25 top 4.
   const questions = artifact.sources.slice(0, 60).map((s) => `What does the site say about ${s.title}?`);

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from site_knowledge.build import artifact_cache
 from site_knowledge.build.compiler import PageInput
+from site_knowledge.build.writer import Sidecars
 
 
 def test_key_changes_with_any_input():
@@ -19,9 +20,11 @@ def test_store_load_and_prune(tmp_path):
     assert artifact_cache.load(tmp_path, "0" * 64) is None
     keys = [artifact_cache.input_key(n) for n in range(artifact_cache.KEEP + 2)]
     for n, key in enumerate(keys):
-        artifact_cache.store(tmp_path, key, {"n": n}, bytes([n]))
+        artifact_cache.store(tmp_path, key, {"n": n}, Sidecars(bytes([n]), bytes([n, n])))
     assert len(list(tmp_path.glob("artifact-*.json"))) == artifact_cache.KEEP
     assert artifact_cache.load(tmp_path, keys[0]) is None
     newest = keys[-1]
-    assert artifact_cache.load(tmp_path, newest) == ({"n": artifact_cache.KEEP + 1},
-                                                     bytes([artifact_cache.KEEP + 1]))
+    last = artifact_cache.KEEP + 1
+    expected = ({"n": last}, Sidecars(bytes([last]), bytes([last, last])))
+    assert artifact_cache.load(tmp_path, newest) == expected
+    assert len(list(tmp_path.glob("artifact-*"))) == 3 * artifact_cache.KEEP

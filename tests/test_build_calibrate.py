@@ -8,6 +8,7 @@ from site_knowledge.build.calibrate import (
     MARGIN_COST,
     TARGET_RECALL,
     calibrate_gate,
+    elsewhere_reference,
     heading_probes,
     kept_elsewhere,
     offtopic_questions,
@@ -54,15 +55,20 @@ def test_calibrated_gate_passes_probes_and_refuses_off_topic():
     assert report["false_accept_by_section"]["injections"] <= 0.1
     assert 0 <= gate["min_coverage"] <= 1 and gate["min_cosine"] <= gate["strong_cosine"]
     assert -0.4 <= gate["min_margin"] <= 0.2
-    elsewhere = decode_elsewhere(gate, 384)
-    assert elsewhere.shape == (gate["elsewhere"]["count"], 384) == (report["elsewhere_kept"], 384)
+    reference = elsewhere_reference(encoder.encode)
+    assert gate["elsewhere"]["count"] == len(offtopic_questions())
+    assert len(reference) == 388 * len(offtopic_questions())
+    elsewhere = decode_elsewhere({"elsewhere": {**gate["elsewhere"], "vectors": reference}}, 384)
+    kept = len(offtopic_questions()) - len(gate["elsewhere"]["left_out"])
+    assert elsewhere.shape == (kept, 384) == (report["elsewhere_kept"], 384)
     assert np.allclose(np.linalg.norm(elsewhere, axis=1), 1.0, atol=0.02)
 
 
 def test_a_corpus_too_small_gets_an_open_gate():
     gate = calibrate_gate([["only"]], ["One"], Encoder().encode(["only"]), frozenset(), Encoder().encode)
     assert gate["strong_cosine"] > 1 and gate["min_cosine"] == 0
-    assert gate["min_margin"] == -3 and gate["elsewhere"]["count"] == 0
+    assert gate["min_margin"] == -3
+    assert gate["elsewhere"]["left_out"] == list(range(gate["elsewhere"]["count"]))
 
 
 def test_packaged_questions_come_in_sections_without_comments():

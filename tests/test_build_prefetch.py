@@ -12,6 +12,7 @@ from site_knowledge.build.compiler import BuildOptions, PageInput, PromptParts, 
 from site_knowledge.build.embed_cache import EmbeddingCache
 from site_knowledge.build.model import BuildError
 from site_knowledge.build.prefetch import EmbeddingPrefetch
+from site_knowledge.build.writer import Sidecars
 from site_knowledge.embedding import Encoder
 
 DOCS = Path(__file__).parent / "corpora" / "drf-docs" / "docs" / "tutorial"
@@ -45,7 +46,7 @@ def test_prefetched_passages_are_embedded_once_and_counted_in_the_build(tmp_path
 
 def test_a_cache_that_holds_a_compile_result_does_not_prefetch(tmp_path):
     cache = EmbeddingCache(Encoder(), tmp_path / "cache")
-    artifact_cache.store(cache.directory, artifact_cache.input_key("a build"), {}, b"")
+    artifact_cache.store(cache.directory, artifact_cache.input_key("a build"), {}, Sidecars(b"", b""))
     assert EmbeddingPrefetch.start_if_cold(cache, 900) is None
 
 

@@ -167,6 +167,7 @@ def test_an_interrupted_write_keeps_the_previous_artifact(example_site, tmp_path
                     ignore=shutil.ignore_patterns("*.js", "*.css", "vendor", "*.wasm", "*.onnx"))
     before = (folder / "site-knowledge.json").read_bytes()
     document, _ = load_artifact(folder)
+    reference = document["gate"]["elsewhere"].pop("vectors")
 
     def crash(path: Path, data: bytes) -> None:
         if path.name == "site-knowledge.json":
@@ -175,7 +176,8 @@ def test_an_interrupted_write_keeps_the_previous_artifact(example_site, tmp_path
 
     monkeypatch.setattr(writer, "_atomic_write", crash)
     with pytest.raises(OSError):
-        writer.write_artifact(document, b"\x00" * (388 * document["vectors"]["count"]), folder)
+        writer.write_artifact(document, writer.Sidecars(b"\x00" * (388 * document["vectors"]["count"]),
+                                                        reference), folder)
     assert (folder / "site-knowledge.json").read_bytes() == before
     load_artifact(folder)
 

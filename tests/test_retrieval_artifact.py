@@ -13,7 +13,7 @@ import pytest
 from browser_sites import run_node
 
 from site_knowledge.build.model import BuildError
-from site_knowledge.build.writer import write_artifact
+from site_knowledge.build.writer import Sidecars, write_artifact
 from site_knowledge.retrieval import ArtifactError, load_index
 from site_knowledge.retrieval.artifact import load_artifact, validate_artifact
 from site_knowledge.retrieval.artifact_form import (
@@ -106,6 +106,9 @@ def test_real_build_round_trips_and_both_loaders_agree(example_site, tmp_path):
     on_disk = json.loads(example_site.artifact_path.read_text(encoding="utf-8"))
     assert on_disk["schema"] == SCHEMA_VERSION and "passages" not in on_disk
     expanded, _ = load_artifact(example_site.site_dir)
+    reference = expanded["gate"]["elsewhere"].pop("vectors")
+    folder = example_site.artifact_path.parent
+    assert reference == (folder / on_disk["gate"]["elsewhere"]["file"]).read_bytes()
     assert compact(expanded) == on_disk
     out = tmp_path / "out.json"
     run_node("expand_artifact.mjs", str(example_site.artifact_path), str(out))
@@ -147,6 +150,10 @@ def _first(document: dict[str, Any]) -> dict[str, Any]:
     (lambda d: _first(d)["passages"].append("one passage more"), "count"),
     (lambda d: d["sources"].append(copy.deepcopy(_first(d))), "duplicate source id"),
     (lambda d: d["embedding"].update(model="other/model"), "embedding/model"),
+    (lambda d: d["gate"]["elsewhere"]["left_out"].append(d["gate"]["elsewhere"]["count"]),
+     "left_out names a row beyond"),
+    (lambda d: d["gate"]["elsewhere"].update(file="site-knowledge.missing.elsewhere.bin"),
+     "cannot read the gate's reference vectors"),
 ])
 def test_readers_reject_bad_artifacts(tmp_path, change, message):
     path = _copy_fixture(tmp_path)
@@ -157,9 +164,10 @@ def test_readers_reject_bad_artifacts(tmp_path, change, message):
         load_index(path)
 
 
-def test_readers_reject_a_tampered_vectors_sidecar(tmp_path):
+@pytest.mark.parametrize("sidecar_name", ["*.vectors.bin", "*.elsewhere.bin"])
+def test_readers_reject_a_tampered_sidecar(tmp_path, sidecar_name):
     path = _copy_fixture(tmp_path)
-    sidecar = next(path.parent.glob("*.vectors.bin"))
+    sidecar = next(path.parent.glob(sidecar_name))
     blob = bytearray(sidecar.read_bytes())
     blob[0] ^= 1
     sidecar.write_bytes(bytes(blob))
@@ -169,15 +177,31 @@ def test_readers_reject_a_tampered_vectors_sidecar(tmp_path):
 
 def test_the_writer_refuses_what_the_compact_form_cannot_restore(tmp_path):
     expanded, blob = load_artifact(_copy_fixture(tmp_path))
+    sidecars = Sidecars(blob, expanded["gate"]["elsewhere"].pop("vectors"))
     moved = copy.deepcopy(expanded)
     moved["passages"][0]["url"] = "elsewhere/#x"
     with pytest.raises(BuildError, match="is not 'racks/' plus an anchor"):
-        write_artifact(moved, blob, tmp_path / "out")
+        write_artifact(moved, sidecars, tmp_path / "out")
     shuffled = copy.deepcopy(expanded)
     shuffled["passages"].reverse()
     with pytest.raises(BuildError, match="source order"):
-        write_artifact(shuffled, blob, tmp_path / "out")
+        write_artifact(shuffled, sidecars, tmp_path / "out")
     assert not (tmp_path / "out").exists()
     with pytest.raises(FormError, match="should be racks#0"):
         compact({**expanded, "passages": [{**expanded["passages"][0], "id": "racks#5"}]})
     assert validate_artifact(compact(expanded)) == expanded
+
+
+def test_the_writer_names_both_sidecars_by_content_and_removes_stale_ones(tmp_path):
+    expanded, blob = load_artifact(_copy_fixture(tmp_path))
+    reference = expanded["gate"]["elsewhere"].pop("vectors")
+    out = tmp_path / "out"
+    write_artifact(copy.deepcopy(expanded), Sidecars(blob, reference), out)
+    changed = bytearray(reference)
+    changed[0] ^= 1
+    write_artifact(copy.deepcopy(expanded), Sidecars(blob, bytes(changed)), out)
+    on_disk = json.loads((out / "site-knowledge.json").read_text(encoding="utf-8"))
+    names = {on_disk["vectors"]["file"], on_disk["gate"]["elsewhere"]["file"]}
+    assert {path.name for path in out.glob("*.bin")} == names
+    assert on_disk["gate"]["elsewhere"]["file"].endswith(".elsewhere.bin")
+    assert load_artifact(out)[0]["gate"]["elsewhere"]["vectors"] == bytes(changed)

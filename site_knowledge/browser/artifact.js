@@ -97,3 +97,17 @@ export function expandArtifact(doc) {
   }
   return { ...doc, sources, passages };
 }
+
+/**
+ * The expanded artifact's sidecars, read with `readBytes(name)` (a file beside the JSON, to an
+ * ArrayBuffer): the vectors, and the gate's reference file, which becomes
+ * `gate.elsewhere.vectors` as in the Python loader (retrieval.js `decodeElsewhere`).
+ */
+export async function withSidecars(artifact, readBytes) {
+  const [vectors, reference] = await Promise.all([
+    readBytes(artifact.vectors.file),
+    readBytes(artifact.gate.elsewhere.file),
+  ]);
+  const elsewhere = { ...artifact.gate.elsewhere, vectors: reference };
+  return { artifact: { ...artifact, gate: { ...artifact.gate, elsewhere } }, vectors };
+}

@@ -210,13 +210,23 @@ export function accepts(signals, gate) {
   return topical && signals.cosine - signals.elsewhere >= gate.min_margin;
 }
 
-/** `gate.elsewhere` (base64 of the sidecar layout) as float32 rows. */
+/**
+ * The kept questions from elsewhere as float32 rows: the reference file's rows
+ * (`gate.elsewhere.vectors`, attached by artifact.js `withSidecars`) less those the site
+ * leaves out. A gate without `elsewhere` has none.
+ */
 export function decodeElsewhere(gate, dimension) {
-  const { count, vectors } = gate.elsewhere || { count: 0, vectors: "" };
-  const text = atob(vectors);
-  const bytes = new Uint8Array(text.length);
-  for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
-  return { count, rows: dequantize(bytes.buffer, count, dimension) };
+  const { count, left_out: leftOut, vectors } = gate.elsewhere || { count: 0, left_out: [], vectors: new ArrayBuffer(0) };
+  const all = dequantize(vectors, count, dimension);
+  const dropped = new Set(leftOut);
+  const rows = new Float32Array((count - dropped.size) * dimension);
+  let kept = 0;
+  for (let i = 0; i < count; i++) {
+    if (dropped.has(i)) continue;
+    rows.set(all.subarray(i * dimension, (i + 1) * dimension), kept * dimension);
+    kept += 1;
+  }
+  return { count: kept, rows };
 }
 
 /** Everything a query needs, computed once when the artifact loads. */

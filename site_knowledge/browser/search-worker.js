@@ -1,8 +1,8 @@
-// Web Worker: loads the artifact, its vectors and the query encoder, then embeds and searches
+// Web Worker: loads the artifact, its sidecars and the query encoder, then embeds and searches
 // so that typing never blocks the page, and grounds answers with the index's tokenizer and IDF
 // (grounding.js). Messages: {id, type: "init"|"search"|"notice"|"refusal"|"ground", ...}.
 
-import { expandArtifact } from "./artifact.js";
+import { expandArtifact, withSidecars } from "./artifact.js";
 import { fetchBytes } from "./fetch.js";
 import { Encoder } from "./encoder.js";
 import { SiteGrounding } from "./grounding.js";
@@ -13,14 +13,16 @@ let encoder = null;
 let grounding = null;
 
 async function init({ artifactUrl, vendorBase }, progress) {
-  const artifact = await fetch(artifactUrl).then((r) => {
+  const expanded = await fetch(artifactUrl).then((r) => {
     if (!r.ok) throw new Error(`${artifactUrl}: HTTP ${r.status}`);
     return r.json().then(expandArtifact);
   });
-  const vectorsUrl = new URL(artifact.vectors.file, artifactUrl);
-  const [vectors, enc] = await Promise.all([
-    fetchBytes(vectorsUrl, (l, t) => progress("artifact", l, t)),
-    Encoder.load(vendorBase, { maxTokens: artifact.embedding.max_tokens, onProgress: progress }),
+  // The progress bar follows the vectors; the gate's reference file is small.
+  const readBytes = (name) =>
+    fetchBytes(new URL(name, artifactUrl), name === expanded.vectors.file ? (l, t) => progress("artifact", l, t) : undefined);
+  const [{ artifact, vectors }, enc] = await Promise.all([
+    withSidecars(expanded, readBytes),
+    Encoder.load(vendorBase, { maxTokens: expanded.embedding.max_tokens, onProgress: progress }),
   ]);
   const started = performance.now();
   index = new Index(artifact, vectors);

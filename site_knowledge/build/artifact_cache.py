@@ -14,8 +14,12 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from site_knowledge.build.writer import Sidecars
+
 KEEP = 8
 PREFIX = "artifact-"
+SIDECARS = (".bin", ".elsewhere")
+"""The memo's file suffixes for `Sidecars`' vectors and elsewhere, in field order."""
 
 
 def code_fingerprint() -> str:
@@ -52,27 +56,29 @@ def has_entries(cache_dir: Path) -> bool:
     return any(cache_dir.glob(f"{PREFIX}*.json"))
 
 
-def load(cache_dir: Path, key: str) -> tuple[dict[str, Any], bytes] | None:
-    """The memoised document and vectors for ``key``, or None."""
+def load(cache_dir: Path, key: str) -> tuple[dict[str, Any], Sidecars] | None:
+    """The memoised document and sidecars for ``key``, or None."""
     base = cache_dir / f"{PREFIX}{key[:32]}"
     try:
         document = json.loads(base.with_suffix(".json").read_text(encoding="utf-8"))
-        blob = base.with_suffix(".bin").read_bytes()
+        sidecars = Sidecars(*(base.with_suffix(suffix).read_bytes() for suffix in SIDECARS))
     except (OSError, ValueError):
         return None
     os.utime(base.with_suffix(".json"))
-    return document, blob
+    return document, sidecars
 
 
-def store(cache_dir: Path, key: str, document: dict[str, Any], blob: bytes) -> None:
+def store(cache_dir: Path, key: str, document: dict[str, Any], sidecars: Sidecars) -> None:
     """Memoise a compile result; keep the most recently used few."""
     cache_dir.mkdir(parents=True, exist_ok=True)
     base = cache_dir / f"{PREFIX}{key[:32]}"
-    for suffix, data in ((".bin", blob), (".json", json.dumps(document).encode("utf-8"))):
+    files = {SIDECARS[0]: sidecars.vectors, SIDECARS[1]: sidecars.elsewhere,
+             ".json": json.dumps(document).encode("utf-8")}
+    for suffix, data in files.items():
         partial = base.with_name(f"{base.name}.{os.getpid()}.tmp")
         partial.write_bytes(data)
         partial.replace(base.with_suffix(suffix))
     entries = sorted(cache_dir.glob(f"{PREFIX}*.json"), key=lambda p: p.stat().st_mtime)
     for stale in entries[:-KEEP]:
-        stale.unlink(missing_ok=True)
-        stale.with_suffix(".bin").unlink(missing_ok=True)
+        for suffix in files:
+            stale.with_suffix(suffix).unlink(missing_ok=True)

@@ -97,7 +97,8 @@ def summary(report: BuildReport, asset_bytes: int) -> str:
     """The one line a build prints about the artifact it wrote."""
     return (
         f"site-knowledge: {report.pages} pages, {report.passages} passages, "
-        f"{_size(report.artifact_bytes)} artifact + {_size(report.vectors_bytes)} vectors, "
+        f"{_size(report.artifact_bytes)} artifact + {_size(report.vectors_bytes)} vectors + "
+        f"{_size(report.elsewhere_bytes)} gate reference, "
         f"{_size(asset_bytes)} assets, {report.seconds:.1f} s, {report.embedded} embedded, "
         f"{report.cache_hits} cache hits"
     )

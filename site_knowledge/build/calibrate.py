@@ -28,9 +28,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from site_knowledge.retrieval.gate import GateSignals, accepts, encode_elsewhere, signals
+from site_knowledge.retrieval.gate import GateSignals, accepts, elsewhere_entry, signals
 from site_knowledge.retrieval.lexical import BM25, K1, B
 from site_knowledge.retrieval.tokenizer import tokenize
+from site_knowledge.retrieval.vectors import quantize
 
 TARGET_RECALL = 0.95
 MAX_PROBES = 240
@@ -75,6 +76,13 @@ def offtopic_sections() -> dict[str, list[str]]:
 def offtopic_questions() -> list[str]:
     """Every packaged question no site should answer, section after section."""
     return [q for questions in offtopic_sections().values() for q in questions]
+
+
+def elsewhere_reference(embed: Embed) -> bytes:
+    """Every packaged question's vector in the sidecar layout: the gate's reference file,
+    the same bytes for every site built with this encoder (``gate.elsewhere`` names which
+    rows a site keeps)."""
+    return quantize(embed(offtopic_questions()))
 
 
 def heading_probes(headings: Sequence[str]) -> list[Probe]:
@@ -155,13 +163,14 @@ def calibrate_gate(passage_tokens: Sequence[Sequence[str]], headings: Sequence[s
     each negative probe is scored against the others (leave-one-out).
 
     Returns:
-        The artifact's ``gate`` object, with a ``calibration`` report.
+        The artifact's ``gate`` object, with a ``calibration`` report; ``elsewhere`` names
+        the rows of `elsewhere_reference` this site leaves out.
     """
     probes = heading_probes(headings)
     sections = offtopic_sections()
     negatives = [q for questions in sections.values() for q in questions]
     if not probes or len(passage_tokens) < 2:
-        return _gate(TOO_SMALL, np.empty((0, vectors.shape[1]), np.float32),
+        return _gate(TOO_SMALL, np.zeros(len(negatives), dtype=np.bool_),
                      {"probes": len(probes), "note": "too small to calibrate"})
     bm25 = BM25(passage_tokens, K1, B)
     probe_vectors = embed([p.question for p in probes])
@@ -196,7 +205,7 @@ def calibrate_gate(passage_tokens: Sequence[Sequence[str]], headings: Sequence[s
                   "the general questions; the margin over the kept questions from elsewhere "
                   "(leave-one-out) as high as costs at most margin_cost of the probes",
     }
-    return _gate(thresholds, negative_vectors[kept], report)
+    return _gate(thresholds, kept, report)
 
 
 def _subset(probes: ProbeSignals, mask: npt.NDArray[np.bool_]) -> ProbeSignals:
@@ -236,7 +245,7 @@ def _acceptance_grid(probes: ProbeSignals, min_margin: float) -> FloatArray:
     return np.asarray(accepted).mean(axis=3)
 
 
-def _gate(thresholds: dict[str, float], elsewhere: npt.NDArray[np.float32],
+def _gate(thresholds: dict[str, float], kept: npt.NDArray[np.bool_],
           report: dict[str, Any]) -> dict[str, Any]:
-    return {**{k: float(v) for k, v in thresholds.items()}, "elsewhere": encode_elsewhere(elsewhere),
-            "calibration": report}
+    return {**{k: float(v) for k, v in thresholds.items()},
+            "elsewhere": elsewhere_entry(len(kept), kept), "calibration": report}

@@ -15,7 +15,7 @@ from site_knowledge.build import artifact_cache
 from site_knowledge.build.chunking import merge_small_sections, page_sections, source_passages
 from site_knowledge.build.embed_cache import EmbeddingCache
 from site_knowledge.build.model import ID_PATTERN, Authority, BuildError, Passage, Source
-from site_knowledge.build.writer import prepare_artifact, write_prepared
+from site_knowledge.build.writer import Sidecars, prepare_artifact, write_prepared
 from site_knowledge.embedding import DIMENSION, MAX_TOKENS, MODEL_NAME, WEIGHTS_PACKAGE
 from site_knowledge.progress import ProgressBar
 from site_knowledge.retrieval.artifact_form import SCHEMA_VERSION, passage_count, source_id_for
@@ -81,6 +81,7 @@ class BuildReport:
     cache_hits: int
     artifact_bytes: int
     vectors_bytes: int
+    elsewhere_bytes: int
     seconds: float
     artifact_path: Path
 
@@ -127,28 +128,29 @@ def compile_knowledge(pages: Sequence[PageInput], ontology_sources: Sequence[Sou
                                    options.chunk_size, options.budgets, options.retrieval)
     memo = artifact_cache.load(cache.directory, key)
     if memo is not None:
-        on_disk, vectors_blob = memo
+        on_disk, sidecars = memo
         on_disk["built_at"] = _now()
         embedded = 0
     else:
-        document, vectors_blob, embedded = _compile(pages, ontology_sources, prompt, options, cache)
-        on_disk = prepare_artifact(document, vectors_blob)
-        artifact_cache.store(cache.directory, key, on_disk, vectors_blob)
-    artifact_path, artifact_bytes = write_prepared(on_disk, vectors_blob, options.output_dir)
+        document, sidecars, embedded = _compile(pages, ontology_sources, prompt, options, cache)
+        on_disk = prepare_artifact(document, sidecars)
+        artifact_cache.store(cache.directory, key, on_disk, sidecars)
+    artifact_path, artifact_bytes = write_prepared(on_disk, sidecars, options.output_dir)
     passages = passage_count(on_disk)
     return BuildReport(
         sources=len(on_disk["sources"]), pages=len(pages), passages=passages,
         embedded=embedded, cache_hits=passages - embedded,
-        artifact_bytes=artifact_bytes, vectors_bytes=len(vectors_blob),
+        artifact_bytes=artifact_bytes, vectors_bytes=len(sidecars.vectors),
+        elsewhere_bytes=len(sidecars.elsewhere),
         seconds=time.perf_counter() - started, artifact_path=artifact_path,
     )
 
 
 def _compile(pages: Sequence[PageInput], ontology_sources: Sequence[Source], prompt: PromptParts,
-             options: BuildOptions, cache: EmbeddingCache) -> tuple[dict[str, Any], bytes, int]:
+             options: BuildOptions, cache: EmbeddingCache) -> tuple[dict[str, Any], Sidecars, int]:
     # numpy and the gate's calibration load here, not at import: a warm build reuses its memo
     # and never needs them.
-    from site_knowledge.build.calibrate import calibrate_gate
+    from site_knowledge.build.calibrate import calibrate_gate, elsewhere_reference
     from site_knowledge.retrieval.vectors import dequantize, quantize
 
     reserved = frozenset(source.id for source in ontology_sources)
@@ -166,8 +168,9 @@ def _compile(pages: Sequence[PageInput], ontology_sources: Sequence[Source], pro
     gate = calibrate_gate([tokenize(t, stopwords) for t in texts],
                           [p.heading or titles[p.source_id] for p in passages],
                           vectors, stopwords, cache.embed)
+    sidecars = Sidecars(vectors_blob, elsewhere_reference(cache.embed))
     cache.save()
-    return _document(sources, passages, prompt, options, gate, cache), vectors_blob, embedded
+    return _document(sources, passages, prompt, options, gate, cache), sidecars, embedded
 
 
 def _now() -> str:

@@ -36,7 +36,7 @@ def validate_artifact(document: dict[str, Any]) -> dict[str, Any]:
     """Check a document in the compact form and return it expanded for readers.
 
     Checks the schema version, the JSON Schema, and the cross-references the schema cannot
-    express (heading references, duplicate ids, the vector count).
+    express (heading references, duplicate ids, the vector count, the gate's rows).
 
     Raises:
         ArtifactError: naming the first problem found.
@@ -61,6 +61,9 @@ def validate_artifact(document: dict[str, Any]) -> dict[str, Any]:
     _reject_duplicates("source", [source["id"] for source in expanded["sources"]])
     if document["vectors"]["count"] != len(expanded["passages"]):
         raise ArtifactError("vectors count does not match the number of passages")
+    elsewhere = document["gate"]["elsewhere"]
+    if any(row >= elsewhere["count"] for row in elsewhere["left_out"]):
+        raise ArtifactError(f"gate.elsewhere.left_out names a row beyond its {elsewhere['count']} rows")
     return expanded
 
 
@@ -88,7 +91,11 @@ def resolve_artifact_path(path: Path) -> Path:
 
 
 def load_artifact(path: Path) -> tuple[dict[str, Any], bytes]:
-    """Read and validate an artifact; return it expanded, with its verified vectors sidecar."""
+    """Read and validate an artifact; return it expanded, with its verified vectors sidecar.
+
+    The gate's reference file is read and verified too; its bytes become
+    ``gate.elsewhere.vectors`` of the expanded document (`gate.decode_elsewhere`).
+    """
     artifact_path = resolve_artifact_path(path)
     try:
         document = json.loads(artifact_path.read_text(encoding="utf-8"))
@@ -97,11 +104,19 @@ def load_artifact(path: Path) -> tuple[dict[str, Any], bytes]:
     if not isinstance(document, dict):
         raise ArtifactError(f"{artifact_path}: not a JSON object")
     expanded = validate_artifact(document)
-    sidecar = artifact_path.parent / document["vectors"]["file"]
+    elsewhere = expanded["gate"]["elsewhere"]
+    reference = _read_sidecar(artifact_path.parent, elsewhere, "the gate's reference vectors")
+    expanded["gate"] = {**expanded["gate"], "elsewhere": {**elsewhere, "vectors": reference}}
+    return expanded, _read_sidecar(artifact_path.parent, document["vectors"], "vectors")
+
+
+def _read_sidecar(folder: Path, entry: dict[str, Any], what: str) -> bytes:
+    """A file the artifact names (``file``), checked against its ``sha256``."""
+    sidecar = folder / entry["file"]
     try:
         blob = sidecar.read_bytes()
     except OSError as error:
-        raise ArtifactError(f"{sidecar}: cannot read vectors ({error.strerror})") from None
-    if hashlib.sha256(blob).hexdigest() != document["vectors"]["sha256"]:
+        raise ArtifactError(f"{sidecar}: cannot read {what} ({error.strerror})") from None
+    if hashlib.sha256(blob).hexdigest() != entry["sha256"]:
         raise ArtifactError(f"{sidecar}: SHA-256 does not match the artifact")
-    return expanded, blob
+    return blob

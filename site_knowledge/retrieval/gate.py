@@ -7,7 +7,6 @@ its probes, with arrays of thresholds, so the two can never drift apart.
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -16,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from site_knowledge.retrieval.lexical import BM25
-from site_knowledge.retrieval.vectors import dequantize, quantize
+from site_knowledge.retrieval.vectors import dequantize
 
 OPEN_GATE: dict[str, Any] = {"min_coverage": 0.0, "min_cosine": -2.0, "strong_cosine": -2.0,
                              "min_margin": -3.0}
@@ -116,12 +115,18 @@ def decide(gate_signals: GateSignals, thresholds: dict[str, Any]) -> GateDecisio
                         float(thresholds["min_margin"]))
 
 
-def encode_elsewhere(vectors: Float32Matrix) -> dict[str, Any]:
-    """``gate.elsewhere``: unit vectors as the sidecar lays them out, in base64."""
-    return {"count": len(vectors), "vectors": base64.b64encode(quantize(vectors)).decode("ascii")}
+def elsewhere_entry(count: int, kept: npt.NDArray[np.bool_]) -> dict[str, Any]:
+    """``gate.elsewhere`` before the writer names its file: how many packaged questions the
+    reference file holds and which of them this site leaves out (on topic here)."""
+    return {"count": count, "left_out": [int(i) for i in np.flatnonzero(~kept)]}
 
 
 def decode_elsewhere(gate: dict[str, Any], dimension: int) -> Float32Matrix:
-    """The kept questions from elsewhere as a ``(count, dimension)`` matrix (maybe empty)."""
-    elsewhere = gate.get("elsewhere") or {"count": 0, "vectors": ""}
-    return dequantize(base64.b64decode(elsewhere["vectors"]), int(elsewhere["count"]), dimension)
+    """The kept questions from elsewhere as a ``(count, dimension)`` matrix (maybe empty).
+
+    ``gate.elsewhere.vectors`` holds the reference file's bytes once the loader has read it
+    (`load_artifact`); a gate without ``elsewhere`` (such as `OPEN_GATE`) has none.
+    """
+    elsewhere = gate.get("elsewhere") or {"count": 0, "left_out": [], "vectors": b""}
+    rows = dequantize(elsewhere["vectors"], int(elsewhere["count"]), dimension)
+    return np.delete(rows, elsewhere["left_out"], axis=0)

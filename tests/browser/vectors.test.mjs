@@ -6,15 +6,17 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { expandArtifact } from "../../site_knowledge/browser/artifact.js";
+import { expandArtifact, withSidecars } from "../../site_knowledge/browser/artifact.js";
 import { Index, retrievalQuery, tokenize } from "../../site_knowledge/browser/retrieval.js";
 
 const DATA = join(dirname(fileURLToPath(import.meta.url)), "..", "data");
 const vectors = JSON.parse(readFileSync(join(DATA, "retrieval_vectors.json"), "utf8"));
 const artifactPath = join(DATA, vectors.artifact);
-const artifact = expandArtifact(JSON.parse(readFileSync(artifactPath, "utf8")));
-const sidecar = readFileSync(join(dirname(artifactPath), artifact.vectors.file));
-const index = new Index(artifact, sidecar.buffer.slice(sidecar.byteOffset, sidecar.byteOffset + sidecar.byteLength));
+const { artifact, vectors: sidecar } = await withSidecars(
+  expandArtifact(JSON.parse(readFileSync(artifactPath, "utf8"))),
+  async (name) => new Uint8Array(readFileSync(join(dirname(artifactPath), name))).buffer,
+);
+const index = new Index(artifact, sidecar);
 const stopwords = new Set(artifact.lexical.stopwords);
 
 for (const { text, tokens } of vectors.tokenizer) {
