@@ -239,6 +239,8 @@ PREMISES = [
     "Mira Mira MIRA mira salary salary",
 ]
 GROUND = [
+    ("Why did Mira leave Brightwater AG in 2021?", [1, 0],
+     "Mira left Brightwater AG in 2021 to travel [2]."),
     ("Does Mira still work at Nordlicht GmbH in Köln?", [1, 0],
      "Yes, she still works at Nordlicht GmbH in Köln."),
     ("Does Mira still lead the team at Nordlicht GmbH?", [1, 0],
@@ -366,6 +368,10 @@ AFFIRMATIONS = [  # (question, passages, answer): the yes check alone
     ("Is Mira at Nordlicht GmbH any longer?", [1], "Yes."),
     ("Does Mira work at Nordlicht GmbH?", [1], "Yes, she worked there."),
     ("Does Mira still live in Zürich?", [], "Yes, in Zürich."),
+    ("Why did Mira leave Brightwater AG in 2021?", [0, 1], "Mira left Brightwater AG in 2021 to travel."),
+    ("Why did Mira leave Nordlicht GmbH in 2021?", [0, 1],
+     "Mira left Nordlicht GmbH in 2021 to join Brightwater AG."),
+    ("When did Mira stop working at Brightwater AG?", [0, 1], "Mira stopped working at Brightwater AG."),
 ]
 HOLDS = [("write", ["writing"]), ("go", ["google"]), ("go", ["go"]), ("teo", ["teodor"]),
          ("zürich", ["zürichsee"]), ("pg", ["pgbouncer"]), ("win", ["winter"]),

@@ -584,6 +584,8 @@ const ENDED = compiled("ENDED");
 const ONGOING = compiled("ONGOING");
 /** Put in a window's terms when its text says something lasts (no tokenizer makes it). */
 const ONGOING_TERM = "\u2192ongoing";
+/** Put in a window's terms when its text says something ended (ENDED). */
+const ENDED_TERM = "\u2192ended";
 const NEAR = 1;
 const EXACT_ONLY = 2;
 const SPARE_EVERY = 3;
@@ -660,11 +662,12 @@ function confirms(window, terms, named) {
 }
 
 /** The term sets that may confirm a yes and those that may deny it. Each sentence of a
- * non-fiction passage or of the stable facts that was not planted makes a window with up to NEAR
+ * non-fiction passage or of the stable facts that was not planted makes a window with up to near
  * such sentences either side on its line (a paragraph; list items and table rows stand alone)
- * and its passage's label, and ONGOING_TERM when one of its sentences says something lasts; each
- * of its clauses that says not, never or n't may deny it. */
-function windows(evidence, facts, tokenizeText) {
+ * and its passage's label, and ONGOING_TERM when one of its sentences says something lasts
+ * (ENDED_TERM when one says something ended); each of its clauses that says not, never or n't
+ * may deny it. */
+function windows(evidence, facts, tokenizeText, near = NEAR) {
   const found = [];
   const denied = [];
   const texts = [...evidence.filter((p) => !p.fiction).map((p) => [p.label, p.text]), ["", facts]];
@@ -676,6 +679,7 @@ function windows(evidence, facts, tokenizeText) {
         if (isPlanted) continue;
         const terms = baseTerms(tokenizeText, plain(sentence.text));
         if (pySearch(ONGOING, sentence.text)) terms.add(ONGOING_TERM);
+        if (pySearch(ENDED, sentence.text)) terms.add(ENDED_TERM);
         own.push(terms);
         for (const clause of sentence.text.split(CLAUSE)) {
           if (pySearch(DENYING, clause)) denied.push(baseTerms(tokenizeText, plain(clause)));
@@ -683,7 +687,7 @@ function windows(evidence, facts, tokenizeText) {
       }
       own.forEach((_, i) => {
         const window = new Set(head);
-        for (const set of own.slice(Math.max(0, i - NEAR), i + NEAR + 1)) for (const t of set) window.add(t);
+        for (const set of own.slice(Math.max(0, i - near), i + near + 1)) for (const t of set) window.add(t);
         found.push(window);
       });
     }
@@ -737,14 +741,19 @@ export function premiseNames(question, tokenizeText, siteTerms = []) {
 }
 
 /** For a question that is not yes/no, with at least PAIRED named terms besides the site's own
- * name's: the answer's sentence that restates them all while no window holds them all; null
- * otherwise. */
+ * name's: the answer's sentence that restates them all while no window holds them all, or, for
+ * a question presuming something ended (ENDED), while a sentence (with its passage's label)
+ * holding the names without digits says it lasts and not that anything ended; null otherwise. */
 export function unconfirmedPremise(answer, question, evidence, facts, tokenizeText, siteTerms = []) {
   const names = premiseNames(question, tokenizeText, siteTerms);
   const said = names.length ? echoing(answer, names, tokenizeText) : null;
   if (said === null) return null;
   const [found] = windows(evidence, facts, tokenizeText);
-  return found.some((w) => holdsAll(names, w)) ? null : said;
+  if (!found.some((w) => holdsAll(names, w))) return said;
+  const things = names.filter((t) => !chars(t).some(isDigit));
+  if (!things.length || !pySearch(ENDED, question)) return null;
+  const [lasting] = windows(evidence, facts, tokenizeText, 0);
+  return lasting.some((w) => w.has(ONGOING_TERM) && !w.has(ENDED_TERM) && holdsAll(things, w)) ? said : null;
 }
 
 /** Each check with the kind of claim it reports, in the order grounding runs them. */

@@ -44,6 +44,8 @@ ONGOING = re.compile(r"\b(?:since|still|currently|now|present|today|so\s+far|to\
 """A window with one of these says something lasts ("lives in Vienna, since April 2023")."""
 ONGOING_TERM = "\u2192ongoing"
 """Put in a window's terms when its text says something lasts (no tokenizer makes it)."""
+ENDED_TERM = "\u2192ended"
+"""Put in a window's terms when its text says something ended (``ENDED``)."""
 NEAR = 1
 """A window is an evidence sentence with up to this many sentences either side on its line
 (and its passage's label): "He moved to Vienna. He has lived there since 2023." holds
@@ -136,14 +138,14 @@ def confirms(window: frozenset[str], terms: Sequence[str], named: frozenset[str]
     return len(missing) <= len(terms) // SPARE_EVERY and named.isdisjoint(missing)
 
 
-def windows(evidence: Sequence[Passage], facts: str, tokenize: Tokenize
+def windows(evidence: Sequence[Passage], facts: str, tokenize: Tokenize, near: int = NEAR
             ) -> tuple[list[frozenset[str]], list[frozenset[str]]]:
     """The term sets that may confirm a yes and those that may deny it. Each sentence of a
     non-fiction passage or of the stable facts that was not planted makes a window with up
-    to ``NEAR`` such sentences either side on its line (a paragraph; list items and table
+    to ``near`` such sentences either side on its line (a paragraph; list items and table
     rows stand alone) and its passage's label, and ``ONGOING_TERM`` when one of its sentences
-    says something lasts; each of its clauses that says ``not``, ``never`` or ``n't`` may deny
-    it."""
+    says something lasts (``ENDED_TERM`` when one says something ended); each of its clauses
+    that says ``not``, ``never`` or ``n't`` may deny it."""
     found: list[frozenset[str]] = []
     denied: list[frozenset[str]] = []
     for label, text in [*((p.label, p.text) for p in evidence if not p.fiction), ("", facts)]:
@@ -153,11 +155,12 @@ def windows(evidence: Sequence[Passage], facts: str, tokenize: Tokenize
             for sentence, is_planted in planted(line):
                 if is_planted:
                     continue
-                lasts = frozenset({ONGOING_TERM}) if ONGOING.search(sentence.text) else frozenset()
-                own.append(_base_terms(sentence.text, tokenize) | lasts)
+                marks = {mark for mark, pattern in ((ONGOING_TERM, ONGOING), (ENDED_TERM, ENDED))
+                         if pattern.search(sentence.text)}
+                own.append(_base_terms(sentence.text, tokenize) | marks)
                 denied += [_base_terms(clause, tokenize)
                            for clause in CLAUSE.split(sentence.text) if DENYING.search(clause)]
-            found += [head.union(*own[max(0, i - NEAR):i + NEAR + 1]) for i in range(len(own))]
+            found += [head.union(*own[max(0, i - near):i + near + 1]) for i in range(len(own))]
     return found, denied
 
 
@@ -218,13 +221,23 @@ def unconfirmed_premise(answer: str, question: str, evidence: Sequence[Passage],
                         tokenize: Tokenize, site_terms: Iterable[str] = ()) -> str | None:
     """For a question that is not yes/no, with at least ``PAIRED`` named terms besides the
     site's own name's: the answer's sentence that restates them all while no window holds
-    them all; ``None`` otherwise."""
+    them all, or, for a question presuming something ended (``ENDED``), while a sentence
+    (with its passage's label) holding the names without digits says it lasts and not that
+    anything ended ("Why did Teo leave Fennec Systems in 2025?" against "Principal Engineer
+    at Fennec Systems since April 2023"); ``None`` otherwise."""
     names = premise_names(question, tokenize, site_terms)
     said = echoing(answer, names, tokenize) if names else None
     if said is None:
         return None
     found, _ = windows(evidence, facts, tokenize)
-    return None if any(holds_all(names, w) for w in found) else said
+    if not any(holds_all(names, w) for w in found):
+        return said
+    things = [t for t in names if not any(c.isdigit() for c in t)]
+    if not things or ENDED.search(question) is None:
+        return None
+    lasting, _ = windows(evidence, facts, tokenize, near=0)
+    return said if any(ONGOING_TERM in w and ENDED_TERM not in w and holds_all(things, w)
+                       for w in lasting) else None
 
 
 Check = Callable[[str, str, Sequence["Passage"], str, Tokenize, Iterable[str]], "str | None"]
