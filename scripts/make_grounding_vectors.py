@@ -372,6 +372,10 @@ AFFIRMATIONS = [  # (question, passages, answer): the yes check alone
     ("Why did Mira leave Nordlicht GmbH in 2021?", [0, 1],
      "Mira left Nordlicht GmbH in 2021 to join Brightwater AG."),
     ("When did Mira stop working at Brightwater AG?", [0, 1], "Mira stopped working at Brightwater AG."),
+    ("Why did Mira leave Brightwater AG in 2021?", [0, 1],
+     "Mira left Brightwater AG in 2021 because she was not happy there."),
+    ("Why did Mira leave Brightwater AG in 2021?", [0, 1],
+     "Mira did not leave Brightwater AG in 2021; she still works there."),
 ]
 HOLDS = [("write", ["writing"]), ("go", ["google"]), ("go", ["go"]), ("teo", ["teodor"]),
          ("zürich", ["zürichsee"]), ("pg", ["pgbouncer"]), ("win", ["winter"]),

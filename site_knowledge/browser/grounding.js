@@ -664,15 +664,15 @@ function confirms(window, terms, named) {
 /** The term sets that may confirm a yes and those that may deny it. Each sentence of a
  * non-fiction passage or of the stable facts that was not planted makes a window with up to near
  * such sentences either side on its line (a paragraph; list items and table rows stand alone)
- * and its passage's label, and ONGOING_TERM when one of its sentences says something lasts
- * (ENDED_TERM when one says something ended); each of its clauses that says not, never or n't
- * may deny it. */
-function windows(evidence, facts, tokenizeText, near = NEAR) {
+ * and its passage's label (unless labels is false), and ONGOING_TERM when one of its sentences
+ * says something lasts (ENDED_TERM when one says something ended); each of its clauses that says
+ * not, never or n't may deny it. */
+function windows(evidence, facts, tokenizeText, near = NEAR, labels = true) {
   const found = [];
   const denied = [];
   const texts = [...evidence.filter((p) => !p.fiction).map((p) => [p.label, p.text]), ["", facts]];
   for (const [label, text] of texts) {
-    const head = baseTerms(tokenizeText, label);
+    const head = labels ? baseTerms(tokenizeText, label) : new Set();
     for (const line of text.split("\n")) {
       const own = [];
       for (const [sentence, isPlanted] of planted(line)) {
@@ -724,10 +724,13 @@ export function unconfirmedYes(answer, question, evidence, facts, tokenizeText, 
   return found.some((w) => confirms(w, needed, named) && holdsAll(ongoing, w)) ? null : said;
 }
 
-/** The answer's first sentence that is not negated and holds every one of `names`. */
+/** The answer's first sentence that holds every one of `names` with no negated clause holding
+ * any of them ("Teo left Fennec Systems in 2025 because he was not happy" restates its names). */
 function echoing(answer, names, tokenizeText) {
   for (const sentence of sentences(answer)) {
-    if (!isNegated(sentence.text) && holdsAll(names, baseTerms(tokenizeText, plain(sentence.text)))) return sentence.text;
+    if (!holdsAll(names, baseTerms(tokenizeText, plain(sentence.text)))) continue;
+    const negated = sentence.text.split(CLAUSE).filter(isNegated).map((c) => baseTerms(tokenizeText, plain(c)));
+    if (!negated.some((clause) => names.some((name) => holds(name, clause)))) return sentence.text;
   }
   return null;
 }
@@ -742,18 +745,27 @@ export function premiseNames(question, tokenizeText, siteTerms = []) {
 
 /** For a question that is not yes/no, with at least PAIRED named terms besides the site's own
  * name's: the answer's sentence that restates them all while no window holds them all, or, for
- * a question presuming something ended (ENDED), while a sentence (with its passage's label)
- * holding the names without digits says it lasts and not that anything ended; null otherwise. */
+ * a question presuming something ended, while a sentence holding the names it presumes ended
+ * (endedNames) says it lasts and not that anything ended; null otherwise. */
 export function unconfirmedPremise(answer, question, evidence, facts, tokenizeText, siteTerms = []) {
   const names = premiseNames(question, tokenizeText, siteTerms);
   const said = names.length ? echoing(answer, names, tokenizeText) : null;
   if (said === null) return null;
   const [found] = windows(evidence, facts, tokenizeText);
   if (!found.some((w) => holdsAll(names, w))) return said;
-  const things = names.filter((t) => !chars(t).some(isDigit));
-  if (!things.length || !pySearch(ENDED, question)) return null;
-  const [lasting] = windows(evidence, facts, tokenizeText, 0);
+  const things = endedNames(question, names, tokenizeText);
+  if (!things.length) return null;
+  const [lasting] = windows(evidence, facts, tokenizeText, 0, false);
   return lasting.some((w) => w.has(ONGOING_TERM) && !w.has(ENDED_TERM) && holdsAll(things, w)) ? said : null;
+}
+
+/** The names without digits that a question presumes ended: those in the words after its first
+ * ENDED match up to the end of that clause; empty without a match. */
+function endedNames(question, names, tokenizeText) {
+  const ended = pyExec(ENDED, question);
+  if (!ended) return [];
+  const span = baseTerms(tokenizeText, plain(question.slice(ended.index + ended[0].length).split(CLAUSE)[0]));
+  return names.filter((t) => span.has(t) && !chars(t).some(isDigit));
 }
 
 /** Each check with the kind of claim it reports, in the order grounding runs them. */

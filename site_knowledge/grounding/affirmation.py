@@ -138,18 +138,19 @@ def confirms(window: frozenset[str], terms: Sequence[str], named: frozenset[str]
     return len(missing) <= len(terms) // SPARE_EVERY and named.isdisjoint(missing)
 
 
-def windows(evidence: Sequence[Passage], facts: str, tokenize: Tokenize, near: int = NEAR
-            ) -> tuple[list[frozenset[str]], list[frozenset[str]]]:
+def windows(evidence: Sequence[Passage], facts: str, tokenize: Tokenize, near: int = NEAR,
+            labels: bool = True) -> tuple[list[frozenset[str]], list[frozenset[str]]]:
     """The term sets that may confirm a yes and those that may deny it. Each sentence of a
     non-fiction passage or of the stable facts that was not planted makes a window with up
     to ``near`` such sentences either side on its line (a paragraph; list items and table
-    rows stand alone) and its passage's label, and ``ONGOING_TERM`` when one of its sentences
-    says something lasts (``ENDED_TERM`` when one says something ended); each of its clauses
-    that says ``not``, ``never`` or ``n't`` may deny it."""
+    rows stand alone) and its passage's label (unless ``labels`` is false), and
+    ``ONGOING_TERM`` when one of its sentences says something lasts (``ENDED_TERM`` when one
+    says something ended); each of its clauses that says ``not``, ``never`` or ``n't`` may
+    deny it."""
     found: list[frozenset[str]] = []
     denied: list[frozenset[str]] = []
     for label, text in [*((p.label, p.text) for p in evidence if not p.fiction), ("", facts)]:
-        head = _base_terms(label, tokenize)
+        head = _base_terms(label, tokenize) if labels else frozenset()
         for line in text.split("\n"):
             own: list[frozenset[str]] = []
             for sentence, is_planted in planted(line):
@@ -201,9 +202,15 @@ def unconfirmed_yes(answer: str, question: str, evidence: Sequence[Passage], fac
 
 
 def echoing(answer: str, names: Sequence[str], tokenize: Tokenize) -> str | None:
-    """The answer's first sentence that is not negated and holds every one of ``names``."""
+    """The answer's first sentence that holds every one of ``names`` with no negated clause
+    holding any of them: "Teo left Fennec Systems in 2025 because he was not happy" restates
+    its names, "Teo did not leave Fennec Systems in 2025" does not."""
     for sentence in sentences(answer):
-        if not is_negated(sentence.text) and holds_all(names, _base_terms(sentence.text, tokenize)):
+        if not holds_all(names, _base_terms(sentence.text, tokenize)):
+            continue
+        clauses = [_base_terms(clause, tokenize) for clause in CLAUSE.split(sentence.text)
+                   if is_negated(clause)]
+        if not any(holds(name, clause) for clause in clauses for name in names):
             return sentence.text
     return None
 
@@ -221,10 +228,10 @@ def unconfirmed_premise(answer: str, question: str, evidence: Sequence[Passage],
                         tokenize: Tokenize, site_terms: Iterable[str] = ()) -> str | None:
     """For a question that is not yes/no, with at least ``PAIRED`` named terms besides the
     site's own name's: the answer's sentence that restates them all while no window holds
-    them all, or, for a question presuming something ended (``ENDED``), while a sentence
-    (with its passage's label) holding the names without digits says it lasts and not that
-    anything ended ("Why did Teo leave Fennec Systems in 2025?" against "Principal Engineer
-    at Fennec Systems since April 2023"); ``None`` otherwise."""
+    them all, or, for a question presuming something ended, while a sentence holding the
+    names it presumes ended (`ended_names`) says it lasts and not that anything ended ("Why
+    did Teo leave Fennec Systems in 2025?" against "Principal Engineer at Fennec Systems
+    since April 2023"); ``None`` otherwise."""
     names = premise_names(question, tokenize, site_terms)
     said = echoing(answer, names, tokenize) if names else None
     if said is None:
@@ -232,12 +239,23 @@ def unconfirmed_premise(answer: str, question: str, evidence: Sequence[Passage],
     found, _ = windows(evidence, facts, tokenize)
     if not any(holds_all(names, w) for w in found):
         return said
-    things = [t for t in names if not any(c.isdigit() for c in t)]
-    if not things or ENDED.search(question) is None:
+    things = ended_names(question, names, tokenize)
+    if not things:
         return None
-    lasting, _ = windows(evidence, facts, tokenize, near=0)
+    lasting, _ = windows(evidence, facts, tokenize, near=0, labels=False)
     return said if any(ONGOING_TERM in w and ENDED_TERM not in w and holds_all(things, w)
                        for w in lasting) else None
+
+
+def ended_names(question: str, names: Sequence[str], tokenize: Tokenize) -> list[str]:
+    """The names without digits that a question presumes ended: those in the words after its
+    first ``ENDED`` match up to the end of that clause ("leave *Fennec Systems* in 2025",
+    "leaving *Northwind Maps* and starting at Fennec Systems"); empty without a match."""
+    ended = ENDED.search(question)
+    if ended is None:
+        return []
+    span = _base_terms(CLAUSE.split(question[ended.end():], maxsplit=1)[0], tokenize)
+    return [t for t in names if t in span and not any(c.isdigit() for c in t)]
 
 
 Check = Callable[[str, str, Sequence["Passage"], str, Tokenize, Iterable[str]], "str | None"]
