@@ -3,6 +3,8 @@ refusal earns nothing on answerable items, and the gate alone earns less than it
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from sites import BuiltSite
 
@@ -37,3 +39,12 @@ def test_baselines_on_the_current_battery(example_site: BuiltSite) -> None:
             assert answer.refused and score.score == 3, item.id
         if not answer.refused:
             assert answer.text == "" and answer.evidence, item.id
+
+
+def test_the_gate_only_engine_reports_its_thresholds_as_json(example_site: BuiltSite) -> None:
+    from site_knowledge.evals.baselines import GateOnly
+    from site_knowledge.retrieval import load_index
+
+    info = GateOnly(load_index(example_site.artifact_path)).info()
+    assert "elsewhere" not in info["gate"] and info["gate"]["min_margin"] <= 0.2
+    assert json.loads(json.dumps(info)) == info  # the report is JSON: no reference vectors' bytes

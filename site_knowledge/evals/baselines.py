@@ -45,8 +45,8 @@ class GateOnly:
         self.index = index
 
     def info(self) -> dict[str, Any]:
-        """The gate's thresholds."""
-        return {"gate": self.index.artifact["gate"]}
+        """The gate's thresholds and calibration (not its reference vectors)."""
+        return {"gate": {k: v for k, v in self.index.artifact["gate"].items() if k != "elsewhere"}}
 
     def ask(self, item: Item) -> Answer:
         """The gate's refusal, or an empty answer with the passages the gate let through."""
