@@ -104,7 +104,7 @@ def test_the_rewritten_question_is_searched_answered_and_shown(example_index, sc
         "name"] == "question"
     assert answered["id_slot"] == 1 and last_user(answered).endswith(f"Question: {KESTREL}")
     sources = next(e["sources"] for e in stream.events if "sources" in e)
-    expected = example_index.search(KESTREL, []).hits
+    expected = example_index.search(KESTREL, [h["question"] for h in HISTORY]).hits
     assert [s["url"] for s in sources] == [h.passage.url for h in expected]
     as_asked = example_index.search(ASK.question, [h["question"] for h in HISTORY]).hits
     assert [s["url"] for s in sources] != [h.passage.url for h in as_asked]
@@ -136,8 +136,8 @@ def test_a_rewrite_joining_two_questions_searches_and_the_question_as_asked_is_a
     assert last_user(answered).endswith(f"Question: {ASK.question}")
     joined = "Where did Teo work before Northwind Maps? What did he build there?"
     sources = next(e["sources"] for e in stream.events if "sources" in e)
-    assert [s["url"] for s in sources] == [h.passage.url for h in
-                                           example_index.search(joined, []).hits]
+    assert [s["url"] for s in sources] == [h.passage.url for h in example_index.search(
+        joined, [h["question"] for h in HISTORY]).hits]
     assert "standalone" not in (stream.terminal or {})
     assert seen["followups"]["outcomes"] == {"joined": 1}
 

@@ -55,7 +55,7 @@ def test_a_follow_up_is_rewritten_on_slot_0_and_searched_as_settled(gateway, lla
     if "rewritten" in outcomes:
         settled = done["standalone"]
         assert settled != QUESTION and "buil" in settled.lower()
-        found = example_index.search(settled, [])
+        found = example_index.search(settled, [HISTORY[0]["question"]])
     else:
         assert "standalone" not in done
     if "rewritten" not in outcomes or not found.answerable:
