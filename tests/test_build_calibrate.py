@@ -8,7 +8,6 @@ from site_knowledge.build.calibrate import (
     MARGIN_COST,
     TARGET_RECALL,
     calibrate_gate,
-    elsewhere_reference,
     heading_probes,
     kept_elsewhere,
     offtopic_questions,
@@ -45,8 +44,8 @@ def test_calibrated_gate_passes_probes_and_refuses_off_topic():
     texts = [indexed_text("Docs", p.heading, p.text) for p in passages]
     encoder = Encoder()
     stopwords = frozenset(STOPWORDS)
-    gate = calibrate_gate([tokenize(t, stopwords) for t in texts], [p.heading for p in passages],
-                          encoder.encode(texts), stopwords, encoder.encode)
+    gate, reference = calibrate_gate([tokenize(t, stopwords) for t in texts], [p.heading for p in passages],
+                                     encoder.encode(texts), stopwords, encoder.encode)
     report = gate["calibration"]
     assert report["answerable_probes"] == len(TOPICS)
     assert report["offtopic_probes"] == len(offtopic_questions()) >= 200
@@ -55,7 +54,6 @@ def test_calibrated_gate_passes_probes_and_refuses_off_topic():
     assert report["false_accept_by_section"]["injections"] <= 0.1
     assert 0 <= gate["min_coverage"] <= 1 and gate["min_cosine"] <= gate["strong_cosine"]
     assert -0.4 <= gate["min_margin"] <= 0.2
-    reference = elsewhere_reference(encoder.encode)
     assert gate["elsewhere"]["count"] == len(offtopic_questions())
     assert len(reference) == 388 * len(offtopic_questions())
     elsewhere = decode_elsewhere({"elsewhere": {**gate["elsewhere"], "vectors": reference}}, 384)
@@ -65,10 +63,12 @@ def test_calibrated_gate_passes_probes_and_refuses_off_topic():
 
 
 def test_a_corpus_too_small_gets_an_open_gate():
-    gate = calibrate_gate([["only"]], ["One"], Encoder().encode(["only"]), frozenset(), Encoder().encode)
+    gate, reference = calibrate_gate([["only"]], ["One"], Encoder().encode(["only"]), frozenset(),
+                                     Encoder().encode)
     assert gate["strong_cosine"] > 1 and gate["min_cosine"] == 0
     assert gate["min_margin"] == -3
     assert gate["elsewhere"]["left_out"] == list(range(gate["elsewhere"]["count"]))
+    assert len(reference) == 388 * gate["elsewhere"]["count"]
 
 
 def test_packaged_questions_come_in_sections_without_comments():

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import asdict
+from dataclasses import asdict, astuple
 from pathlib import Path
 from typing import Any
 
@@ -72,7 +72,7 @@ def store(cache_dir: Path, key: str, document: dict[str, Any], sidecars: Sidecar
     """Memoise a compile result; keep the most recently used few."""
     cache_dir.mkdir(parents=True, exist_ok=True)
     base = cache_dir / f"{PREFIX}{key[:32]}"
-    files = {SIDECARS[0]: sidecars.vectors, SIDECARS[1]: sidecars.elsewhere,
+    files = {**dict(zip(SIDECARS, astuple(sidecars), strict=True)),
              ".json": json.dumps(document).encode("utf-8")}
     for suffix, data in files.items():
         partial = base.with_name(f"{base.name}.{os.getpid()}.tmp")

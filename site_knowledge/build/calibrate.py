@@ -78,13 +78,6 @@ def offtopic_questions() -> list[str]:
     return [q for questions in offtopic_sections().values() for q in questions]
 
 
-def elsewhere_reference(embed: Embed) -> bytes:
-    """Every packaged question's vector in the sidecar layout: the gate's reference file,
-    the same bytes for every site built with this encoder (``gate.elsewhere`` names which
-    rows a site keeps)."""
-    return quantize(embed(offtopic_questions()))
-
-
 def heading_probes(headings: Sequence[str]) -> list[Probe]:
     """One question per distinct section heading, leaving that section's passages out."""
     sections: dict[str, set[int]] = {}
@@ -154,7 +147,7 @@ def _best_elsewhere(similarity: npt.NDArray[Any], kept: npt.NDArray[np.bool_],
 
 def calibrate_gate(passage_tokens: Sequence[Sequence[str]], headings: Sequence[str],
                    vectors: npt.NDArray[np.float32], stopwords: frozenset[str],
-                   embed: Embed) -> dict[str, Any]:
+                   embed: Embed) -> tuple[dict[str, Any], bytes]:
     """Choose the gate's thresholds and its examples of elsewhere for this site.
 
     The probes are scored by the reader's own code: BM25's coverage and the gate's
@@ -163,18 +156,21 @@ def calibrate_gate(passage_tokens: Sequence[Sequence[str]], headings: Sequence[s
     each negative probe is scored against the others (leave-one-out).
 
     Returns:
-        The artifact's ``gate`` object, with a ``calibration`` report; ``elsewhere`` names
-        the rows of `elsewhere_reference` this site leaves out.
+        The artifact's ``gate`` object, with a ``calibration`` report, and the gate's
+        reference file: every packaged question's vector in the sidecar layout, the same
+        bytes for every site built with this encoder (``gate.elsewhere`` names the rows this
+        site leaves out).
     """
     probes = heading_probes(headings)
     sections = offtopic_sections()
     negatives = [q for questions in sections.values() for q in questions]
+    negative_vectors = embed(negatives)
+    reference = quantize(negative_vectors)
     if not probes or len(passage_tokens) < 2:
         return _gate(TOO_SMALL, np.zeros(len(negatives), dtype=np.bool_),
-                     {"probes": len(probes), "note": "too small to calibrate"})
+                     {"probes": len(probes), "note": "too small to calibrate"}), reference
     bm25 = BM25(passage_tokens, K1, B)
     probe_vectors = embed([p.question for p in probes])
-    negative_vectors = embed(negatives)
     positive_rows = _site_signals(probe_vectors, [p.question for p in probes],
                                   [p.left_out for p in probes], bm25, vectors, stopwords)
     negative_rows = _site_signals(negative_vectors, negatives, [frozenset()] * len(negatives),
@@ -205,7 +201,7 @@ def calibrate_gate(passage_tokens: Sequence[Sequence[str]], headings: Sequence[s
                   "the general questions; the margin over the kept questions from elsewhere "
                   "(leave-one-out) as high as costs at most margin_cost of the probes",
     }
-    return _gate(thresholds, kept, report)
+    return _gate(thresholds, kept, report), reference
 
 
 def _subset(probes: ProbeSignals, mask: npt.NDArray[np.bool_]) -> ProbeSignals:
@@ -248,4 +244,4 @@ def _acceptance_grid(probes: ProbeSignals, min_margin: float) -> FloatArray:
 def _gate(thresholds: dict[str, float], kept: npt.NDArray[np.bool_],
           report: dict[str, Any]) -> dict[str, Any]:
     return {**{k: float(v) for k, v in thresholds.items()},
-            "elsewhere": elsewhere_entry(len(kept), kept), "calibration": report}
+            "elsewhere": elsewhere_entry(kept), "calibration": report}

@@ -150,7 +150,7 @@ def _compile(pages: Sequence[PageInput], ontology_sources: Sequence[Source], pro
              options: BuildOptions, cache: EmbeddingCache) -> tuple[dict[str, Any], Sidecars, int]:
     # numpy and the gate's calibration load here, not at import: a warm build reuses its memo
     # and never needs them.
-    from site_knowledge.build.calibrate import calibrate_gate, elsewhere_reference
+    from site_knowledge.build.calibrate import calibrate_gate
     from site_knowledge.retrieval.vectors import dequantize, quantize
 
     reserved = frozenset(source.id for source in ontology_sources)
@@ -165,10 +165,10 @@ def _compile(pages: Sequence[PageInput], ontology_sources: Sequence[Source], pro
     embedded = cache.unsaved
     vectors = dequantize(vectors_blob, len(passages), DIMENSION)
     stopwords = frozenset(STOPWORDS)
-    gate = calibrate_gate([tokenize(t, stopwords) for t in texts],
-                          [p.heading or titles[p.source_id] for p in passages],
-                          vectors, stopwords, cache.embed)
-    sidecars = Sidecars(vectors_blob, elsewhere_reference(cache.embed))
+    gate, reference = calibrate_gate([tokenize(t, stopwords) for t in texts],
+                                     [p.heading or titles[p.source_id] for p in passages],
+                                     vectors, stopwords, cache.embed)
+    sidecars = Sidecars(vectors_blob, reference)
     cache.save()
     return _document(sources, passages, prompt, options, gate, cache), sidecars, embedded
 

@@ -115,10 +115,10 @@ def decide(gate_signals: GateSignals, thresholds: dict[str, Any]) -> GateDecisio
                         float(thresholds["min_margin"]))
 
 
-def elsewhere_entry(count: int, kept: npt.NDArray[np.bool_]) -> dict[str, Any]:
+def elsewhere_entry(kept: npt.NDArray[np.bool_]) -> dict[str, Any]:
     """``gate.elsewhere`` before the writer names its file: how many packaged questions the
     reference file holds and which of them this site leaves out (on topic here)."""
-    return {"count": count, "left_out": [int(i) for i in np.flatnonzero(~kept)]}
+    return {"count": len(kept), "left_out": [int(i) for i in np.flatnonzero(~kept)]}
 
 
 def decode_elsewhere(gate: dict[str, Any], dimension: int) -> Float32Matrix:
