@@ -211,13 +211,15 @@ def _subset(probes: ProbeSignals, mask: npt.NDArray[np.bool_]) -> ProbeSignals:
 
 def _choose_topical(positive: ProbeSignals, negative: ProbeSignals) -> dict[str, float]:
     """Coverage and cosine thresholds (no margin): recall at the target, then the fewest
-    negatives let through, then the most recall, then the most lenient thresholds."""
+    negatives let through, then the lowest coverage (a heading question uses only the site's
+    own words, so its coverage flatters a visitor's), then the most recall, then the most
+    lenient cosines."""
     recall = _acceptance_grid(positive, OFF)
     false_accept = _acceptance_grid(negative, OFF)
     strong_i, cos_i, cov_i = np.meshgrid(np.arange(len(STRONG_GRID)), np.arange(len(COSINE_GRID)),
                                          np.arange(len(COVERAGE_GRID)), indexing="ij")
     # lexsort: the last key sorts first.
-    order = np.lexsort((strong_i.ravel(), cos_i.ravel(), cov_i.ravel(), -recall.ravel(),
+    order = np.lexsort((strong_i.ravel(), cos_i.ravel(), -recall.ravel(), cov_i.ravel(),
                         false_accept.ravel(), ~(recall.ravel() >= TARGET_RECALL)))
     best = np.unravel_index(order[0], recall.shape)
     return {"min_coverage": float(COVERAGE_GRID[best[2]]),
