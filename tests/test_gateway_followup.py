@@ -20,6 +20,7 @@ from site_knowledge.gateway.app import create_app
 from site_knowledge.gateway.cli import followup_settings, register
 from site_knowledge.gateway.config import Followups, GatewayConfig, Limits
 from site_knowledge.gateway.policy import AskRequest, Exchange
+from site_knowledge.gateway.routing import spoken
 
 GENEROUS = Limits(visitor_requests_per_minute=10_000, global_requests_per_minute=10_000)
 HISTORY = [{"question": "Where did Teo work before Northwind Maps?",
@@ -104,7 +105,7 @@ def test_the_rewritten_question_is_searched_answered_and_shown(example_index, sc
         "name"] == "question"
     assert answered["id_slot"] == 1 and last_user(answered).endswith(f"Question: {KESTREL}")
     sources = next(e["sources"] for e in stream.events if "sources" in e)
-    expected = example_index.search(KESTREL, [h["question"] for h in HISTORY]).hits
+    expected = example_index.search(KESTREL, [spoken(h["answer"]) for h in HISTORY]).hits
     assert [s["url"] for s in sources] == [h.passage.url for h in expected]
     as_asked = example_index.search(ASK.question, [h["question"] for h in HISTORY]).hits
     assert [s["url"] for s in sources] != [h.passage.url for h in as_asked]
@@ -137,7 +138,7 @@ def test_a_rewrite_joining_two_questions_searches_and_the_question_as_asked_is_a
     joined = "Where did Teo work before Northwind Maps? What did he build there?"
     sources = next(e["sources"] for e in stream.events if "sources" in e)
     assert [s["url"] for s in sources] == [h.passage.url for h in example_index.search(
-        joined, [h["question"] for h in HISTORY]).hits]
+        joined, [spoken(h["answer"]) for h in HISTORY]).hits]
     assert "standalone" not in (stream.terminal or {})
     assert seen["followups"]["outcomes"] == {"joined": 1}
 

@@ -15,6 +15,7 @@ from gateway_fixtures import ThreadedServer, ask, metrics, needs_llama, start_ll
 
 from site_knowledge.gateway.app import create_app
 from site_knowledge.gateway.config import GatewayConfig, Limits
+from site_knowledge.gateway.routing import spoken
 
 pytestmark = [pytest.mark.llama, pytest.mark.slow, needs_llama]
 
@@ -55,7 +56,7 @@ def test_a_follow_up_is_rewritten_on_slot_0_and_searched_as_settled(gateway, lla
     if "rewritten" in outcomes:
         settled = done["standalone"]
         assert settled != QUESTION and "buil" in settled.lower()
-        found = example_index.search(settled, [HISTORY[0]["question"]])
+        found = example_index.search(settled, [spoken(HISTORY[0]["answer"])])
     else:
         assert "standalone" not in done
     if "rewritten" not in outcomes or not found.answerable:

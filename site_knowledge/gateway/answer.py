@@ -278,7 +278,7 @@ def rewrites_followup(gateway: Gateway, ask: AskRequest) -> bool:
 async def standalone(gateway: Gateway, ask: AskRequest, hits: Sequence[Hit]
                      ) -> tuple[AskRequest, Sequence[Hit]]:
     """A follow-up rewritten to stand alone (when that is on) and the passages its search
-    finds, with the earlier questions in view as for any question (a rewrite joining two
+    finds, with the earlier answers in view (a rewrite joining two
     questions only searches: the request stays as asked); the
     request and passages as they were when it is not rewritten, or when the gate refuses the
     rewrite. No passages (the gate refused the question as asked) and no rewrite the gate
@@ -289,11 +289,12 @@ async def standalone(gateway: Gateway, ask: AskRequest, hits: Sequence[Hit]
     rewritten = await followup.rewrite(gateway, settings, ask)
     if rewritten.searched == ask.question:
         return ask, hits
-    # The rewrite is searched as the question was, with the earlier questions in view: "Why
-    # did Teo leave Berlin?" alone finds the Lisbon post's "why leave a good job"; after "When
-    # did Teo move to Zurich?" it finds the move's own post.
+    # The rewrite is searched with the earlier answers in view: "Why did Teo leave Berlin?"
+    # alone finds the Lisbon post's "why leave a good job"; after "In June 2020, to join
+    # Northwind Maps." it finds the move's own post. The earlier question would name the wrong
+    # place after "Where did Teo work before Northwind Maps?".
     result = await asyncio.to_thread(gateway.index.search, rewritten.searched,
-                                     [h.question for h in ask.history], "hybrid",
+                                     [routing.spoken(h.answer) for h in ask.history], "hybrid",
                                      gateway.search_depth)
     read = ask if rewritten.question == ask.question else replace(ask, question=rewritten.question)
     return read, result.hits if result.answerable else hits

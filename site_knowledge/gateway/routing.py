@@ -191,12 +191,18 @@ def conversation(ask: AskRequest, turns: int) -> str:
     """The last ``turns`` exchanges, shortened: enough for pronouns to resolve."""
     lines: list[str] = []
     for exchange in ask.history[-turns:] if turns else ():
-        lines.append(f"Visitor: {_short(exchange.question)}")
-        lines.append(f"Assistant: {_short(prompt.strip_citations(exchange.answer))}")
+        lines.append(f"Visitor: {shortened(exchange.question)}")
+        lines.append(f"Assistant: {spoken(exchange.answer)}")
     return "\n".join(lines)
 
 
-def _short(text: str) -> str:
+def spoken(answer: str) -> str:
+    """An earlier answer as the conversation is shown and searched: shortened, no markers."""
+    return shortened(prompt.strip_citations(answer))
+
+
+def shortened(text: str) -> str:
+    """One turn flattened to at most ``TURN_CHARS`` characters, cut at a word."""
     flat = " ".join(text.split())
     return flat if len(flat) <= TURN_CHARS else flat[:TURN_CHARS].rsplit(" ", 1)[0] + "…"
 
