@@ -72,8 +72,8 @@ def store(cache_dir: Path, key: str, document: dict[str, Any], sidecars: Sidecar
     """Memoise a compile result; keep the most recently used few."""
     cache_dir.mkdir(parents=True, exist_ok=True)
     base = cache_dir / f"{PREFIX}{key[:32]}"
-    files = {**dict(zip(SIDECARS, astuple(sidecars), strict=True)),
-             ".json": json.dumps(document).encode("utf-8")}
+    files = dict(zip(SIDECARS, astuple(sidecars), strict=True))
+    files[".json"] = json.dumps(document).encode("utf-8")
     for suffix, data in files.items():
         partial = base.with_name(f"{base.name}.{os.getpid()}.tmp")
         partial.write_bytes(data)

@@ -278,11 +278,10 @@ def rewrites_followup(gateway: Gateway, ask: AskRequest) -> bool:
 async def standalone(gateway: Gateway, ask: AskRequest, hits: Sequence[Hit]
                      ) -> tuple[AskRequest, Sequence[Hit]]:
     """A follow-up rewritten to stand alone (when that is on) and the passages its search
-    finds, with the earlier answers in view (a rewrite joining two
-    questions only searches: the request stays as asked); the
-    request and passages as they were when it is not rewritten, or when the gate refuses the
-    rewrite. No passages (the gate refused the question as asked) and no rewrite the gate
-    passes mean a refusal."""
+    finds with the earlier answers in view (a rewrite joining two questions only searches:
+    the request stays as asked); the request and passages as they were when it is not
+    rewritten, or when the gate refuses the rewrite. No passages (the gate refused the
+    question as asked) and no rewrite the gate passes mean a refusal."""
     settings = gateway.config.followups
     if settings is None or not rewrites_followup(gateway, ask):
         return ask, hits

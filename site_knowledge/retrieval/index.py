@@ -152,7 +152,8 @@ class KnowledgeIndex:
 
         Args:
             question: the visitor's question.
-            history: earlier questions of the conversation, oldest first.
+            history: earlier turns of the conversation, oldest first: the questions (the
+                artifact's rule), or the answers a rewritten follow-up is searched with.
             mode: ``hybrid``, ``bm25`` or ``dense``.
             top_k: how many passages to return.
             query_vector: a precomputed embedding of the retrieval query (tests, batches).
