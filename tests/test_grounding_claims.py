@@ -52,6 +52,19 @@ def test_a_stated_number_must_be_stated_about_the_same_thing():
     assert unsupported("The Portuguese course cost 190 euros.", FACTS, frozenset()) == []
 
 
+def test_a_number_needs_common_ground_besides_itself_and_its_unit():
+    build = Support(["The nightly tile build took nine hours.", "The talk lasted 30 minutes."],
+                    tokenize)
+    assert [c.text for c in unsupported("The upgrade's downtime was nine hours.", build,
+                                        frozenset())] == ["nine"]
+    assert [c.text for c in unsupported("Teo speaks nine languages.", build, frozenset())] == \
+        ["nine"]
+    assert [c.text for c in unsupported("The migration took 30 minutes.", build,
+                                        frozenset())] == ["30"]
+    assert unsupported("The nightly build took nine hours.", build, frozenset()) == []
+    assert unsupported("His talk lasted thirty minutes.", build, frozenset()) == []
+
+
 def test_a_duration_needs_words_of_time():
     assert [c.text for c in unsupported("Teo has 3 children.", FACTS, frozenset())] == ["3"]
 

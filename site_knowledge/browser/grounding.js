@@ -238,6 +238,10 @@ const IGNORED_NAMES = new Set(["i", "i'm", "i've", "i'd", "i'll", "yes", "no", "
 const SHORT = 2;
 const TRIVIAL_NUMBERS = new Set([0, 1]);
 const DURATION = new Set(["year", "month", "week", "day", "decade"]);
+/** Units (tokenizer terms): a number's support must share a term other than its unit with the
+ * claiming sentence. */
+const UNITS = new Set([...DURATION, "second", "minute", "hour", "percent", "euro", "eur", "chf",
+  "franc", "dollar", "usd", "kb", "mb", "gb", "tb", "km"]);
 /** A sentence or clause of at least ECHO_MIN_TERMS terms echoes planted text when a planted
  * sentence holds this share of its terms and more of them than any clean support sentence. */
 const ECHO_SHARE = 0.5;
@@ -248,8 +252,9 @@ const FIRST_YEAR = 1900;
 const LAST_YEAR = 2100;
 const isYear = (v) => Number.isInteger(v) && v >= FIRST_YEAR && v <= LAST_YEAR;
 
+/** The terms that are not numbers (a number never supports itself). */
 function contentTerms(terms) {
-  return terms.filter((t) => !chars(t).every(isDigit));
+  return terms.filter((t) => !chars(t).every(isDigit) && !NUMBER_WORDS.has(t));
 }
 
 function shares(a, b) {
@@ -339,13 +344,14 @@ export class Support {
    * of two numbers (not years) that a sentence sharing ARITHMETIC_SHARED terms with it states, or
    * a duration between stated years in a sentence that speaks of durations; without `computed`,
    * only the first. */
-  hasNumber(value, sentenceTerms, computed = true) {
+  hasNumber(value, claimTerms, computed = true) {
     if (TRIVIAL_NUMBERS.has(value)) return true;
+    const sentenceTerms = new Set([...claimTerms].filter((t) => !UNITS.has(t)));
     if ((this.contexts.get(value) || []).some((terms) => shares(terms, sentenceTerms))) return true;
     if (!computed) return false;
     const common = (terms) => [...terms].filter((t) => sentenceTerms.has(t)).length;
     if ((this.arithmetic.get(value) || []).some((terms) => common(terms) >= ARITHMETIC_SHARED)) return true;
-    return this.durations.has(value) && shares(DURATION, sentenceTerms);
+    return this.durations.has(value) && shares(DURATION, claimTerms);
   }
 
   hasWord(word) {
@@ -1034,6 +1040,7 @@ export const CONSTANTS = {
   IGNORED_NAMES: [...IGNORED_NAMES].sort(),
   TRIVIAL_NUMBERS: [...TRIVIAL_NUMBERS].sort(),
   DURATION: [...DURATION].sort(),
+  UNITS: [...UNITS].sort(),
   YEARS: [FIRST_YEAR, LAST_YEAR],
   ECHO_SHARE,
   ECHO_MIN_TERMS,

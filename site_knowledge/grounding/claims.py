@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from .injection import planted
-from .text import WORD, fold, is_negated, numbers, plain
+from .text import NUMBER_WORDS, WORD, fold, is_negated, numbers, plain
 
 _YEAR = range(1900, 2101)
 _SENTENCE_OPENERS = re.compile(r"(?:^|[:;(\"“‘]|\s[-–—]|^\s*(?:[-*•]|\d+[.)]))\s*$")
@@ -22,6 +22,11 @@ _SHORT = 2
 word checked as a name too."""
 _TRIVIAL_NUMBERS = frozenset({0.0, 1.0})
 _DURATION = frozenset({"year", "month", "week", "day", "decade"})
+UNITS = _DURATION | frozenset({"second", "minute", "hour", "percent", "euro", "eur", "chf",
+                               "franc", "dollar", "usd", "kb", "mb", "gb", "tb", "km"})
+"""Units (tokenizer terms): a number's support must share a term other than its unit with the
+claiming sentence ("the upgrade's downtime was nine hours" is not supported by "the tile build
+took nine hours")."""
 AGE = re.compile(r"\b(?:aged?|age\s+of|age\s+is)\s+([^\W_]+)|\b([^\W_]+)[\s-]+years?[\s-]+old\b",
                  re.IGNORECASE)
 """An age ("43 years old", "aged 43"): of a person, only a number the support states can be
@@ -96,15 +101,17 @@ class Support:
         self.durations = {float(abs(a - b) + d) for a, b in combinations(sorted(years), 2)
                           for d in (-1, 0, 1)}
 
-    def has_number(self, value: float, sentence_terms: frozenset[str], computed: bool = True
+    def has_number(self, value: float, claim_terms: frozenset[str], computed: bool = True
                    ) -> bool:
-        """The number is stated in a sentence sharing a term with the claiming sentence, or is
-        the sum or difference of two numbers (not years) that a sentence sharing
-        ``ARITHMETIC_SHARED`` terms with it states ("from about 9 hours to under 3" supports
-        "saved about 6 hours"), or it is a duration between stated years and the sentence
+        """The number is stated in a sentence sharing a term other than a unit (``UNITS``)
+        with the claiming sentence, or is the sum or difference of two numbers (not years)
+        that a sentence sharing ``ARITHMETIC_SHARED`` such terms with it states ("the nightly
+        build went from about 9 hours to under 3" supports "partitioning saved the nightly
+        build about 6 hours"), or it is a duration between stated years and the sentence
         speaks of durations; without ``computed``, only the first."""
         if value in _TRIVIAL_NUMBERS:
             return True
+        sentence_terms = claim_terms - UNITS
         if any(terms & sentence_terms for terms in self.contexts.get(value, ())):
             return True
         if not computed:
@@ -112,7 +119,7 @@ class Support:
         if any(len(terms & sentence_terms) >= ARITHMETIC_SHARED
                for terms in self.arithmetic.get(value, ())):
             return True
-        return value in self.durations and not _DURATION.isdisjoint(sentence_terms)
+        return value in self.durations and not _DURATION.isdisjoint(claim_terms)
 
     def has_word(self, word: str) -> bool:
         return fold(word) in self.words
@@ -155,7 +162,8 @@ def _sentences(texts: Iterable[str]) -> Iterable[tuple[str, bool]]:
 
 
 def _content_terms(terms: Iterable[str]) -> list[str]:
-    return [t for t in terms if not t.isdigit()]
+    """The terms that are not numbers (a number never supports itself)."""
+    return [t for t in terms if not t.isdigit() and t not in NUMBER_WORDS]
 
 
 def _terms(text: str, support: Support) -> frozenset[str]:
