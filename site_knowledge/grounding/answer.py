@@ -10,7 +10,7 @@ from functools import cached_property
 
 from .affirmation import CHECKS, ENDED, LASTING, ONGOING
 from .attribution import Lexicon, attribute, valid_markers
-from .claims import Claim, Support, unsupported
+from .claims import IGNORED_NAMES, Claim, Support, unsupported
 from .injection import planted
 from .premises import correction
 from .text import CITATION, WORD, Sentence, fold, is_decline, is_negated, plain, sentences
@@ -75,6 +75,11 @@ class Context:
         return [frozenset(self.lexicon.tokenize(p.whole)) for p in self.evidence]
 
     @cached_property
+    def facts_terms(self) -> frozenset[str]:
+        """The stable facts' terms (a sentence they hold is not unattributed)."""
+        return frozenset(self.lexicon.tokenize(self.facts))
+
+    @cached_property
     def quote_terms(self) -> list[str]:
         """The question's terms a quote is scored on: those the evidence holds, the site's
         name left out, in question order."""
@@ -133,6 +138,10 @@ def ground(answer: str, context: Context, check_claims: bool = True) -> Grounded
             rewritten = True
         pieces.append(text)
         cited.extend(n for n in found if n not in cited)
+    unattributed = [Claim("unattributed", s.text.strip()) for s in kept
+                    if _asserts(s, context)] if check_claims and not cited else []
+    if unattributed:
+        return _replacement(context, [*removed, *unattributed])
     text = _join(answer, kept, pieces) if dropped or rewritten else answer
     correction = _premise_correction(context, text)
     if correction:
@@ -153,6 +162,18 @@ def _premise_correction(context: Context, answer: str) -> str:
     denied = {fold(w) for s in sentences(answer) if is_negated(s.text)
               for w in WORD.findall(s.text)}
     return correction([t for t in context.premise_terms if fold(t) not in denied])
+
+
+def _asserts(sentence: Sentence, context: Context) -> bool:
+    """The sentence states something of its own that the stable facts do not hold either: it
+    is not negated, holds a term that is neither the question's nor a bare reply word
+    (``yes``, ``sure``, ...), and is not attributed to the facts as to a passage."""
+    if is_negated(sentence.text):
+        return False
+    asked = frozenset(context.question_terms) | IGNORED_NAMES
+    return (any(t not in asked for t in context.lexicon.tokenize(plain(sentence.text)))
+            and not attribute(sentence.text, [context.facts_terms], context.lexicon,
+                              context.question_terms))
 
 
 def _informative(sentence: Sentence, context: Context) -> bool:

@@ -15,7 +15,7 @@ _YEAR = range(1900, 2101)
 _SENTENCE_OPENERS = re.compile(r"(?:^|[:;(\"“‘]|\s[-–—]|^\s*(?:[-*•]|\d+[.)]))\s*$")
 _AFTER_COLON = re.compile(r":\s*$")
 """A capitalised word after a colon ("The answer is: Vargasburg") is checked as a name."""
-_IGNORED_NAMES = frozenset({"i", "i'm", "i've", "i'd", "i'll", "yes", "no", "yeah", "sure", "ok",
+IGNORED_NAMES = frozenset({"i", "i'm", "i've", "i'd", "i'll", "yes", "no", "yeah", "sure", "ok",
                             "okay", "correct", "indeed", "note", "none", "nothing", "unknown"})
 _SHORT = 2
 """A sentence of at most this many words (a list item, a one-word answer) has its opening
@@ -143,7 +143,7 @@ class Support:
             if fold(match.group(0)) not in self.planted_words[best]:
                 return False
             reporter = {t for t in _content_terms(self.tokenize(plain(sentence[:match.start()])))
-                        if t not in _IGNORED_NAMES}
+                        if t not in IGNORED_NAMES}
             if reporter - self.planted[best]:
                 return False
         return True
@@ -174,7 +174,7 @@ def _terms(text: str, support: Support) -> frozenset[str]:
 def is_name(word: str, opener: bool) -> bool:
     """Capitalised words not opening a sentence, and any word with capitals after its first
     letter (``PhD``, ``PWNED``, ``iOS``)."""
-    if fold(word) in _IGNORED_NAMES:
+    if fold(word) in IGNORED_NAMES:
         return False
     inner_capital = any(c.isupper() for c in word[1:])
     if inner_capital and sum(c.isalpha() for c in word) >= 2:
@@ -201,7 +201,7 @@ def claims(sentence: str, tokenize: Callable[[str], list[str]]) -> list[Claim]:
         followed = index + 1 < len(parts) and parts[index + 1][1][0].isupper()
         colon = _AFTER_COLON.search(text[:start]) is not None
         if is_name(part, opener) or (opener and (short or followed or colon) and part[0].isupper()
-                                     and fold(part) not in _IGNORED_NAMES and tokenize(part)):
+                                     and fold(part) not in IGNORED_NAMES and tokenize(part)):
             found.append(Claim("name", part))
     return found
 
