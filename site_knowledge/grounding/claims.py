@@ -55,8 +55,9 @@ planted sentence itself says it ("Teo has told us that ...")."""
 @dataclass(frozen=True)
 class Claim:
     """One checkable item of a sentence: a ``number`` or a ``name``, as written, a whole
-    sentence that echoes planted text (``planted``), or a yes (``affirmation``) or a
-    restated premise (``premise``) that the evidence does not hold together (affirmation.py)."""
+    sentence that echoes planted text (``planted``), a yes (``affirmation``) or a
+    restated premise (``premise``) that the evidence does not hold together (affirmation.py),
+    or a sentence of an answer that cites nothing (``unattributed``, answer.py)."""
 
     kind: str
     text: str
