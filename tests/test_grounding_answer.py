@@ -177,3 +177,24 @@ def test_a_claim_only_fiction_makes_is_answered_by_naming_the_fiction(grounding)
     named = evidence[result.cited[0] - 1]
     assert named.fiction and named.label in result.text
     assert named.text.split(".")[0] not in result.text, "fiction is named, never quoted"
+
+
+def test_an_answer_no_passage_supports_is_replaced_by_the_closest_sentence(grounding):
+    question = "How much downtime had been planned for the PostgreSQL upgrade that pg-shadow rehearsed?"
+    evidence = evidence_for(grounding, question)
+    result = grounding.ground("The downtime planned for the PostgreSQL upgrade that pg-shadow "
+                              "rehearsed was five months.", question, evidence)
+    assert not result.grounded and "five months" not in result.text
+    assert result.text.startswith(UNSUPPORTED + " The closest it comes: ")
+    assert [c.kind for c in result.removed] == ["unattributed"]
+    assert result.cited, "the closest sentence is cited"
+
+
+def test_a_bare_yes_a_denial_and_a_fact_of_the_prompt_are_not_unattributed(grounding):
+    question = "Is tidewater written in Rust?"
+    evidence = evidence_for(grounding, question)
+    for answer in ("Yes.", "No, the site does not say which editor Teo uses."):
+        assert grounding.ground(answer, question, evidence).grounded, answer
+    facts_only = grounding.ground("Teo currently works as Principal Engineer at Fennec Systems.",
+                                  "Where does Teo work now?", evidence[:1])
+    assert facts_only.grounded and not facts_only.removed
