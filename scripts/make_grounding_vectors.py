@@ -286,6 +286,7 @@ GROUND = [
     ("When did Mira start at Nordlicht?", [1, 0], "2015"),
     ("How long was the talk at PyCon?", [4, 2], "The talk at PyCon was mostly about slides."),
     ("Is tidepool MIT-licensed?", [2], "Yes."),
+    ("How much does the home lab's power cost?", [5], "The site does not say what it costs."),
     ("What did Mira study?", [], "Mira studied physics at the University of Łódź."),
     ("Where does Mira work?", [0], "Mira does not say where she works. Her manager is kind."),
     ("Where was Nordlicht GmbH?", [0, 1], "Köln, Germany."),

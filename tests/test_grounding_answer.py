@@ -187,7 +187,9 @@ def test_an_answer_no_passage_supports_is_replaced_by_the_closest_sentence(groun
     assert not result.grounded and "five months" not in result.text
     assert result.text.startswith(UNSUPPORTED + " The closest it comes: ")
     assert [c.kind for c in result.removed] == ["unattributed"]
-    assert result.cited, "the closest sentence is cited"
+    quoted = evidence[result.cited[0] - 1]
+    assert quoted.label.startswith("pg-shadow: rehearsing"), \
+        f"the closest sentence is read with its passage's title (the post's): {quoted.label!r}"
 
 
 def test_a_bare_yes_a_denial_and_a_fact_of_the_prompt_are_not_unattributed(grounding):

@@ -962,12 +962,15 @@ function closest(context, { terms: questionTerms, weight, ongoingFirst }, minSha
   let best = null;
   context.evidence.forEach((passage, i) => {
     if (Boolean(passage.fiction) !== fiction) return;
+    const label = new Set(context.lexicon.tokenize(passage.label));
     for (const [sentence, isPlanted] of planted(passage.text)) {
       if (splitSpace(sentence.text).length < QUOTE_MIN_WORDS || isPlanted) continue;
       const own = new Set(context.lexicon.tokenize(sentence.text));
       let shared = 0;
       let sharedWeight = 0;
+      let read = 0;
       for (const t of questionTerms) {
+        if (own.has(t) || label.has(t)) read += 1;
         if (!own.has(t)) continue;
         shared += 1;
         sharedWeight += context.lexicon.idf(t);
@@ -975,8 +978,8 @@ function closest(context, { terms: questionTerms, weight, ongoingFirst }, minSha
       const share = weight ? sharedWeight / weight : 0;
       const ongoing = ongoingFirst && Boolean(pySearch(ONGOING, sentence.text));
       if (!shared || (!ongoing && (shared < minShared || share < minShare))) continue;
-      const better = best === null || ongoing > best.ongoing || (ongoing === best.ongoing && shared > best.shared);
-      if (better) best = { ongoing, shared, n: i + 1, text: sentence.text };
+      const better = best === null || ongoing > best.ongoing || (ongoing === best.ongoing && read > best.read);
+      if (better) best = { ongoing, read, shared, n: i + 1, text: sentence.text };
     }
   });
   return best === null ? null : { n: best.n, text: best.text, shared: best.shared };

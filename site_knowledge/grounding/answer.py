@@ -147,7 +147,7 @@ def ground(answer: str, context: Context, check_claims: bool = True) -> Grounded
     if correction:
         text = f"{correction} {text}".strip()
     declines = bool(kept) and all(is_decline(s.text) for s in kept)
-    nearest = _nearest(context, RELEVANT_SHARED, RELEVANT_SHARE) if declines else None
+    nearest = nearest_note(context, RELEVANT_SHARED, RELEVANT_SHARE) if declines else None
     if nearest is not None:
         text = f"{text} {nearest[0]}"
         cited = [*cited, nearest[1]] if nearest[1] not in cited else cited
@@ -210,9 +210,9 @@ QUOTE_MIN_WORDS = 5
 
 def _replacement(context: Context, removed: list[Claim]) -> Grounded:
     """The premise correction or ``UNSUPPORTED``, then what the evidence nearest the question
-    says (``_nearest``), cited."""
+    says (``nearest_note``), cited."""
     opening = _premise_correction(context, "") or UNSUPPORTED
-    nearest = _nearest(context)
+    nearest = nearest_note(context)
     if nearest is None:
         return Grounded(opening, [], changed=True, grounded=False, removed=removed)
     return Grounded(f"{opening} {nearest[0]}", [nearest[1]], changed=True, grounded=False,
@@ -240,7 +240,8 @@ class Quote:
     """How many of the question's terms it holds."""
 
 
-def _nearest(context: Context, min_shared: int = 1, min_share: float = 0.0) -> tuple[str, int] | None:
+def nearest_note(context: Context, min_shared: int = 1, min_share: float = 0.0
+                 ) -> tuple[str, int] | None:
     """What to add after an answer that cannot stand, and the passage it cites: the closest
     sentence (``The closest it comes: …``), or ``FICTION_NOTE`` when a fiction sentence holds
     more of the question (and the relevance thresholds) than any other; None for neither."""
@@ -256,8 +257,10 @@ def _nearest(context: Context, min_shared: int = 1, min_share: float = 0.0) -> t
 def _closest(context: Context, min_shared: int = 1, min_share: float = 0.0,
              fiction: bool = False) -> Quote | None:
     """The sentence of a non-fiction evidence text (``fiction``: of a fiction text) sharing
-    the most of ``Context.quote_terms`` (planted text never counts), or None when none
-    shares ``min_shared`` of them holding ``min_share`` of their IDF weight. For a question
+    the most of ``Context.quote_terms``, read with its passage's label (a sentence about
+    "downtime" under "pg-shadow: rehearsing a Postgres upgrade" is about the upgrade), or None
+    when none shares ``min_shared`` of them itself, holding ``min_share`` of their IDF weight
+    (planted text never counts). For a question
     asking whether something lasts ("Does Teo still live in Zurich?") or presuming it ended
     ("Why did Teo leave Fennec?"), a sentence saying what lasts ("... since April 2023")
     comes first, and one term of the question is enough for it (no threshold)."""
@@ -268,6 +271,7 @@ def _closest(context: Context, min_shared: int = 1, min_share: float = 0.0,
     for n, passage in enumerate(context.evidence, start=1):
         if passage.fiction != fiction:
             continue
+        label = set(context.lexicon.tokenize(passage.label))
         for sentence, is_planted in planted(passage.text):
             if len(sentence.text.split()) < QUOTE_MIN_WORDS or is_planted:
                 continue
@@ -277,7 +281,7 @@ def _closest(context: Context, min_shared: int = 1, min_share: float = 0.0,
             lasts = ongoing_first and ONGOING.search(sentence.text) is not None
             if not shared or (not lasts and (len(shared) < min_shared or share < min_share)):
                 continue
-            key = (lasts, len(shared))
+            key = (lasts, sum(1 for t in question_terms if t in own or t in label))
             if best is None or key > best[0]:
                 best = (key, Quote(n, sentence.text, len(shared)))
     return None if best is None else best[1]

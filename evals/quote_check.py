@@ -1,0 +1,104 @@
+"""Which page a declining answer's quote cites, on every site, without a model.
+
+When an answer only declines, or grounding replaces it, the gateway and the box add the
+evidence sentence closest to the question ("The closest it comes: … [n]",
+site_knowledge/grounding/SPEC.md, "closest sentence"). For every answerable question without
+history of the retrieval sets (battery v2 on the example, each corpus's own set), searched as
+the gateway searches it, this counts how often the evidence holds an expected page, how often
+the closest sentence cites one (any relevance), and how often the decline completion (its two
+relevance thresholds) quotes and cites one.
+
+    .venv/bin/python evals/quote_check.py [--sites DIR [--reuse]]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from evals.affirmation_check import PASSAGES, SiteReader
+from evals.retrieval_sets import SETS, EvalSet
+from evals.sites import SITES, build
+
+
+@dataclass(frozen=True)
+class QuoteCounts:
+    """One set's counts."""
+
+    name: str
+    questions: int
+    evidence_expected: int
+    quote_expected: int
+    declines_quoted: int
+    decline_quote_expected: int
+
+
+def check(eval_set: EvalSet, site_dir: Path) -> QuoteCounts:
+    """Count, for the set's answerable questions without history, where the quotes point."""
+    from site_knowledge.evals.dataset import load_questions
+    from site_knowledge.evals.site import SiteIndex
+    from site_knowledge.gateway.prompt import by_characters, evidence_from_hits
+    from site_knowledge.grounding.answer import RELEVANT_SHARE, RELEVANT_SHARED, Context, nearest_note
+    from site_knowledge.grounding.claims import Support
+
+    reader = SiteReader(site_dir)
+    site = SiteIndex.load(site_dir)
+    grounding = reader.grounding
+    counts = [0, 0, 0, 0, 0]
+    for q in load_questions(eval_set.questions):
+        if not q.expected or q.history:
+            continue
+        hits = reader.index.search(q.question, (), mode="hybrid", top_k=PASSAGES).hits
+        _, kept = by_characters((), evidence_from_hits(hits), reader.budgets)
+        context = Context([e.passage() for e in kept], Support([], grounding.index.terms),
+                          q.question, grounding.lexicon, facts=grounding.facts,
+                          site_terms=grounding.site_terms)
+        any_quote = nearest_note(context)
+        decline_quote = nearest_note(context, RELEVANT_SHARED, RELEVANT_SHARE)
+        counts[0] += 1
+        counts[1] += site.any_expected([e.url for e in kept], q.expected)
+        counts[2] += bool(any_quote) and site.any_expected([kept[any_quote[1] - 1].url], q.expected)
+        counts[3] += decline_quote is not None
+        counts[4] += bool(decline_quote) and site.any_expected(
+            [kept[decline_quote[1] - 1].url], q.expected)
+    return QuoteCounts(eval_set.name, *counts)
+
+
+def table(rows: Sequence[QuoteCounts]) -> str:
+    """The counts as a Markdown table."""
+    lines = ["| set | answerable (no history) | evidence holds an expected page | closest "
+             "sentence cites one | decline completion quotes | of which cite one |",
+             "|---|---|---|---|---|---|"]
+    lines += [f"| {r.name} | {r.questions} | {r.evidence_expected} | {r.quote_expected} | "
+              f"{r.declines_quoted} | {r.decline_quote_expected} |" for r in rows]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--sites", type=Path, help="build the sites here (kept)")
+    parser.add_argument("--reuse", action="store_true", help="measure the sites built in --sites")
+    args = parser.parse_args(argv)
+    if args.reuse and not args.sites:
+        parser.error("--reuse needs --sites")
+    sets = [s for s in SETS if s.name != "battery-v1"]
+    rows: list[QuoteCounts] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        root = args.sites or Path(tmp)
+        for eval_set in sets:
+            site_dir = root / eval_set.site
+            if not args.reuse:
+                build(SITES[eval_set.site], site_dir, chat=False)
+            rows.append(check(eval_set, site_dir))
+    print(table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
