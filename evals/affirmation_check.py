@@ -38,6 +38,7 @@ from evals.sites import SITES, build
 from site_knowledge.retrieval.gate import OPEN_GATE
 
 if TYPE_CHECKING:
+    from site_knowledge.gateway.prompt import Evidence
     from site_knowledge.grounding import Passage
     from site_knowledge.grounding.site import SiteGrounding
 
@@ -98,13 +99,16 @@ class SiteReader:
         self.grounding: SiteGrounding = SiteGrounding(self.index)
         self.budgets = Budgets.from_artifact(artifact)
 
-    def evidence(self, question: str) -> list[Passage]:
-        """The passages the gateway would give the model for the question."""
+    def given(self, question: str) -> list[Evidence]:
+        """The numbered evidence the gateway would give the model for the question."""
         from site_knowledge.gateway.prompt import by_characters, evidence_from_hits
 
         hits = self.index.search(question, (), mode="hybrid", top_k=PASSAGES).hits
-        _, kept = by_characters((), evidence_from_hits(hits), self.budgets)
-        return [e.passage() for e in kept]
+        return by_characters((), evidence_from_hits(hits), self.budgets)[1]
+
+    def evidence(self, question: str) -> list[Passage]:
+        """The passages the gateway would give the model for the question."""
+        return [e.passage() for e in self.given(question)]
 
 
 def load(path: Path = QUESTIONS) -> list[Polar]:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from evals.affirmation_check import PASSAGES, SiteReader
+from evals.affirmation_check import SiteReader
 from evals.retrieval_sets import SETS, EvalSet
 from evals.sites import SITES, build
 
@@ -43,31 +43,34 @@ def check(eval_set: EvalSet, site_dir: Path) -> QuoteCounts:
     """Count, for the set's answerable questions without history, where the quotes point."""
     from site_knowledge.evals.dataset import load_questions
     from site_knowledge.evals.site import SiteIndex
-    from site_knowledge.gateway.prompt import by_characters, evidence_from_hits
     from site_knowledge.grounding.answer import RELEVANT_SHARE, RELEVANT_SHARED, Context, nearest_note
     from site_knowledge.grounding.claims import Support
 
     reader = SiteReader(site_dir)
     site = SiteIndex.load(site_dir)
     grounding = reader.grounding
-    counts = [0, 0, 0, 0, 0]
+    questions = evidence_expected = quote_expected = declines_quoted = decline_expected = 0
     for q in load_questions(eval_set.questions):
         if not q.expected or q.history:
             continue
-        hits = reader.index.search(q.question, (), mode="hybrid", top_k=PASSAGES).hits
-        _, kept = by_characters((), evidence_from_hits(hits), reader.budgets)
-        context = Context([e.passage() for e in kept], Support([], grounding.index.terms),
+        given = reader.given(q.question)
+        context = Context([e.passage() for e in given], Support([], grounding.index.terms),
                           q.question, grounding.lexicon, facts=grounding.facts,
                           site_terms=grounding.site_terms)
-        any_quote = nearest_note(context)
         decline_quote = nearest_note(context, RELEVANT_SHARED, RELEVANT_SHARE)
-        counts[0] += 1
-        counts[1] += site.any_expected([e.url for e in kept], q.expected)
-        counts[2] += bool(any_quote) and site.any_expected([kept[any_quote[1] - 1].url], q.expected)
-        counts[3] += decline_quote is not None
-        counts[4] += bool(decline_quote) and site.any_expected(
-            [kept[decline_quote[1] - 1].url], q.expected)
-    return QuoteCounts(eval_set.name, *counts)
+        urls = [e.url for e in given]
+        questions += 1
+        evidence_expected += site.any_expected(urls, q.expected)
+        quote_expected += site.any_expected(_cited(nearest_note(context), urls), q.expected)
+        declines_quoted += decline_quote is not None
+        decline_expected += site.any_expected(_cited(decline_quote, urls), q.expected)
+    return QuoteCounts(eval_set.name, questions, evidence_expected, quote_expected,
+                       declines_quoted, decline_expected)
+
+
+def _cited(note: tuple[str, int] | None, urls: Sequence[str]) -> list[str]:
+    """The URL a nearest note cites, as a list (empty for no note)."""
+    return [] if note is None else [urls[note[1] - 1]]
 
 
 def table(rows: Sequence[QuoteCounts]) -> str:

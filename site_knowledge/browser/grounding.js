@@ -846,10 +846,12 @@ export function ground(answer, context, checkClaims = true) {
     pieces.push(text);
     for (const n of found) if (!cited.includes(n)) cited.push(n);
   }
-  const unattributed = checkClaims && !cited.length
-    ? kept.filter((s) => asserts(s.text, askedTerms, context)).map((s) => ["unattributed", strip(s.text)])
-    : [];
-  if (unattributed.length) return replacement(context, [...removed, ...unattributed]);
+  if (checkClaims && !cited.length) {
+    const facts = new Set(context.lexicon.tokenize(context.facts ?? ""));
+    const unattributed = kept.filter((s) => asserts(s.text, askedTerms, facts, context.lexicon))
+      .map((s) => ["unattributed", strip(s.text)]);
+    if (unattributed.length) return replacement(context, [...removed, ...unattributed]);
+  }
   let text = dropped || rewritten ? join(answer, kept, pieces) : answer;
   const correction = premiseCorrection(context, text);
   if (correction) text = strip(`${correction} ${text}`);
@@ -865,14 +867,12 @@ export function ground(answer, context, checkClaims = true) {
   return { text, cited, changed: true, grounded: !removed.length, removed };
 }
 
-/** The sentence states something of its own that the stable facts do not hold either: it is
- * not negated, holds a term that is neither the question's nor a bare reply word (yes, sure,
- * ...), and is not attributed to the facts as to a passage. */
-function asserts(sentence, askedTerms, context) {
+/** The sentence states something of its own that the stable facts (their terms) do not hold
+ * either: it is not negated, holds a term that is neither the question's nor a bare reply word
+ * (yes, sure, ...), and is not attributed to the facts as to a passage. */
+function asserts(sentence, askedTerms, facts, lexicon) {
   if (isNegated(sentence)) return false;
-  const { lexicon } = context;
   const asked = new Set([...askedTerms, ...IGNORED_NAMES]);
-  const facts = new Set(lexicon.tokenize(context.facts ?? ""));
   return lexicon.tokenize(plain(sentence)).some((t) => !asked.has(t))
     && !attribute(sentence, [facts], lexicon, askedTerms).length;
 }
