@@ -2,7 +2,8 @@
 
 The file is the contract between the Python and JavaScript retrieval: tokenizer cases
 (text -> tokens) and ranking cases over a small real artifact: the question and its earlier
-questions, the retrieval query they make, its embedding, the gate's inputs and verdict, and
+questions, the retrieval query they make, its embedding, the ranking query (without the
+question's premise names) and its embedding where they differ, the gate's inputs and verdict, and
 the ranked passage ids in every mode with the gate open. The fixture's candidate lists are shorter than its
 passage count, so a reader that ranks everything in a single mode fails. Run after a
 deliberate change to SPEC.md: ``.venv/bin/python scripts/make_retrieval_vectors.py``.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 from site_knowledge.build.compiler import (
@@ -78,6 +80,9 @@ QUERIES = [
     ("What colour is it?", ["!!!"]),
     ("And the panels?", ["How do I trace a cable?", "What feeds a rack?"]),
     ("", []),
+    ("How do I trace a cable into Kubernetes?", []),
+    ("What feeds the racks at Equinix?", ["How do I trace a cable?"]),
+    ("Kubernetes?", []),
 ]
 RETRIEVAL = {**DEFAULT_RETRIEVAL, "candidates": 3, "page_candidates": 2}
 """Short candidate lists: 10 passages, 3 candidates, so single modes must stop at 3."""
@@ -100,9 +105,12 @@ def main() -> None:
         for question, history in QUERIES:
             query = retrieval_query(question, history, turns)
             vector = cache.encoder.encode([query])[0]
+            ranking_query = retrieval_query(index.words.without_unknown(question), history, turns)
             case = {"question": question, "history": history, "query": query,
-                    "terms": tokenize(query), "query_vector": [round(float(x), 7) for x in vector],
-                    "modes": {}}
+                    "terms": tokenize(query), "query_vector": _rounded(vector), "modes": {}}
+            if ranking_query != query:
+                case["ranking_query"] = ranking_query
+                case["ranking_vector"] = _rounded(cache.encoder.encode([ranking_query])[0])
             gated = index.search(question, history, "hybrid", 4, query_vector=vector)
             case["answerable"] = gated.answerable
             case["gate"] = gated.gate
@@ -118,6 +126,10 @@ def main() -> None:
     }
     (DATA / "retrieval_vectors.json").write_text(
         json.dumps(document, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+
+
+def _rounded(vector: Iterable[float]) -> list[float]:
+    return [round(float(x), 7) for x in vector]
 
 
 def _blob() -> bytes:

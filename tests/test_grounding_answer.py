@@ -100,6 +100,9 @@ def test_the_premise_notice_names_what_the_site_never_uses(grounding):
     assert grounding.premise_notice("Where does Teo work now?") == ""
     assert grounding.premise_notice("How long did Teo stay in Zurich?") == ""
     assert grounding.premise_notice("What was his biggest achievement in Zürich?") == ""
+    assert grounding.words.without_unknown("When did Teo move from Vienna to Munich?") == \
+        "When did Teo move from Vienna to ?"
+    assert grounding.words.without_unknown("Where does Teo work now?") == "Where does Teo work now?"
 
 
 def test_an_answer_that_plays_along_with_a_false_premise_is_corrected(grounding):

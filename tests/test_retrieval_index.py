@@ -29,6 +29,8 @@ def test_shared_ranking_vectors(fixture_index):
     for case in VECTORS["ranking"]:
         vector = np.array(case["query_vector"], dtype=np.float32)
         assert retrieval_query(case["question"], case["history"], 1) == case["query"]
+        kept = fixture_index.words.without_unknown(case["question"])
+        assert retrieval_query(kept, case["history"], 1) == case.get("ranking_query", case["query"])
         gated = fixture_index.search(case["question"], case["history"], query_vector=vector)
         assert gated.answerable == case["answerable"]
         assert gated.gate == case["gate"]
@@ -85,3 +87,15 @@ def test_fiction_keeps_its_score_when_both_rankings_put_its_section_first(exampl
     hits = index.search("What is the fourteen-minute rule?").hits
     assert "fourteen minutes" in hits[0].passage.text and hits[0].source.authority == "fiction"
     assert 1 in (hits[0].bm25_rank, hits[0].dense_rank) and (hits[0].bm25_rank, hits[0].dense_rank) != (1, 1)
+
+
+def test_a_name_the_site_never_uses_leaves_the_ranking_but_not_the_gate(example_index):
+    """The site never says "MBA": the question ranks as if it were not there (the thesis, not
+    the skills section), while the gate still reads it, so "Spotify" keeps a question out."""
+    premise = example_index.search("What was Teo's MBA thesis about?")
+    plain = example_index.search("What was Teo's thesis about?")
+    assert [h.passage.id for h in premise.hits] == [h.passage.id for h in plain.hits]
+    assert any("thesis" in h.passage.text for h in premise.hits)
+    assert premise.gate["coverage"] < plain.gate["coverage"]
+    assert not example_index.search("What did Teo build at Spotify?").answerable
+    assert example_index.search("What did Teo build at?").answerable

@@ -285,13 +285,11 @@ class ChatBox {
 
   /**
    * Search the site as the box does. `history` (earlier questions, oldest first) makes the
-   * retrieval query a follow-up's (SPEC.md, "Follow-ups"); the box passes the joined query.
+   * retrieval query a follow-up's (SPEC.md, "Follow-ups").
    */
   async search(question, { topK = this.config.top_k, mode = "hybrid", history = [] } = {}) {
     await this.ready();
-    const turns = history.map((q) => ({ question: q }));
-    const text = retrievalQuery(question, turns, this.meta.retrieval.followup_turns);
-    const found = await this.worker.call({ type: "search", text, topK, mode });
+    const found = await this.worker.call({ type: "search", question, history, topK, mode });
     for (const r of found.results) r.href = this.href(r.url);
     this.stats.lastTimings = found.timings;
     return found;
@@ -357,7 +355,7 @@ class ChatBox {
     const query = retrievalQuery(question, remembered, this.meta.retrieval.followup_turns);
     let found;
     try {
-      found = await this.search(query);
+      found = await this.search(question, { history: remembered.map((turn) => turn.question) });
     } catch (error) {
       const text = `The search failed (${error.message}).`;
       view.finish({ text, citations: [], by: null });

@@ -491,6 +491,14 @@ export class SiteWords {
     }
     return out;
   }
+
+  /** The question less its `unknownTerms`, spaces collapsed: what ranking reads (SPEC.md,
+   * "Premise names"). */
+  withoutUnknown(question) {
+    const unknown = new Set(this.unknownTerms(question));
+    if (!unknown.size) return question;
+    return splitSpace(question.replace(WORD, (word) => (unknown.has(word) ? "" : word))).join(" ");
+  }
 }
 
 /** The line the answer prompt carries when the question uses words the site never does. */

@@ -281,12 +281,6 @@ export class Index {
     return share * share;
   }
 
-  /**
-   * Rank passages for a retrieval query (SPEC.md, "Fusion" and "Gate").
-   * @param {string} text the retrieval query (follow-ups already joined)
-   * @param {Float32Array} queryVector its L2-normalised embedding
-   * @param {{topK?: number, mode?: "hybrid"|"bm25"|"dense"}} options
-   */
   /** The URL of the section whose passages both lists rank first (the question is about it),
    * or null when their first passages are in different sections. */
   sectionFirstInBoth(bm25Order, denseOrder) {
@@ -295,12 +289,26 @@ export class Index {
     return this.passages[denseOrder[0]].url === url ? url : null;
   }
 
-  search(text, queryVector, { topK = 4, mode = "hybrid" } = {}) {
+  /**
+   * Rank passages for a retrieval query (SPEC.md, "Fusion", "Premise names" and "Gate").
+   * @param {string} text the retrieval query (follow-ups already joined): the gate reads it
+   * @param {Float32Array} queryVector its L2-normalised embedding
+   * @param {{topK?: number, mode?: "hybrid"|"bm25"|"dense", rankText?: string|null,
+   *   rankVector?: Float32Array|null}} options `rankText` (with its embedding `rankVector`):
+   *   the query without the question's premise names, which the ranking reads when it has
+   *   a token
+   */
+  search(text, queryVector, { topK = 4, mode = "hybrid", rankText = null, rankVector = null } = {}) {
     const cfg = this.artifact.retrieval;
     const gateCfg = this.artifact.gate;
-    const terms = tokenize(text, this.stopwords);
+    const queryTerms = tokenize(text, this.stopwords);
+    const queryDense = dotRows(this.vectors, this.passages.length, this.dimension, queryVector);
+    const rankTerms = rankText === null ? [] : tokenize(rankText, this.stopwords);
+    const ranking = rankTerms.length > 0;
+    const terms = ranking ? rankTerms : queryTerms;
+    const vector = ranking ? rankVector : queryVector;
     const bm25 = this.bm25.scores(terms);
-    const dense = dotRows(this.vectors, this.passages.length, this.dimension, queryVector);
+    const dense = ranking ? dotRows(this.vectors, this.passages.length, this.dimension, vector) : queryDense;
     const bm25Order = ranked(bm25, cfg.candidates, true);
     const denseOrder = ranked(dense, cfg.candidates);
     let order;
@@ -314,7 +322,7 @@ export class Index {
     } else {
       const nSources = this.artifact.sources.length;
       const pageBm25 = this.pageBm25.scores(terms);
-      const pageDense = dotRows(this.pageVectors, nSources, this.dimension, queryVector);
+      const pageDense = dotRows(this.pageVectors, nSources, this.dimension, vector);
       const rb = rankMap(bm25Order);
       const rd = rankMap(denseOrder);
       const rpb = rankMap(ranked(pageBm25, cfg.page_candidates, true));
@@ -340,7 +348,7 @@ export class Index {
     }
     const top = diverseTop(order, this.sourceOf, topK, cfg.per_page_cap);
     const elsewhere = dotRows(this.elsewhere.rows, this.elsewhere.count, this.dimension, queryVector);
-    const signals = gateSignals(this.bm25, terms, dense, elsewhere);
+    const signals = gateSignals(this.bm25, queryTerms, queryDense, elsewhere);
     const answerable = accepts(signals, gateCfg);
     const sources = this.artifact.sources;
     const results = top.map((i, rank) => {
@@ -358,7 +366,7 @@ export class Index {
         score: typeof score.get === "function" ? score.get(i) : score[i],
       };
     });
-    return { query: text, terms, results, gate: { answerable, ...signals } };
+    return { query: text, terms: queryTerms, results, gate: { answerable, ...signals } };
   }
 }
 

@@ -42,6 +42,16 @@ class SiteWords:
                 out.append(word)
         return out
 
+    def without_unknown(self, question: str) -> str:
+        """The question less its ``unknown_terms``, spaces collapsed: what ranking reads, so
+        that a name the site never uses does not pull the passages towards whatever sounds
+        like it (SPEC.md, "Premise names")."""
+        unknown = set(self.unknown_terms(question))
+        if not unknown:
+            return question
+        kept = WORD.sub(lambda match: "" if match.group(0) in unknown else match.group(0), question)
+        return " ".join(kept.split())
+
 
 def notice(terms: Collection[str]) -> str:
     """The line the answer prompt carries when the question uses words the site never does."""

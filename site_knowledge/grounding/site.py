@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import cached_property
 from typing import TYPE_CHECKING
 
 from .answer import Context, Grounded, Passage, ground
@@ -28,9 +27,9 @@ class SiteGrounding:
         self.reference_year = int(built[:4]) if built[:4].isdigit() else None
         self.site_terms = frozenset(index.terms(str(index.artifact["site"]["name"])))
 
-    @cached_property
+    @property
     def words(self) -> SiteWords:
-        return SiteWords(self.index.vocabulary, self.index.stopwords)
+        return self.index.words
 
     def premise_notice(self, question: str) -> str:
         """"The site never mentions: …" for the question's words the site never uses, or ""."""

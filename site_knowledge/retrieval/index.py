@@ -12,6 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from site_knowledge.embedding import Encoder
+from site_knowledge.grounding.premises import SiteWords
 from site_knowledge.retrieval.artifact import ArtifactError, load_artifact
 from site_knowledge.retrieval.fusion import diverse_top, rank_map, ranked
 from site_knowledge.retrieval.gate import decide, decode_elsewhere, signals
@@ -127,6 +128,11 @@ class KnowledgeIndex:
     def stopwords(self) -> frozenset[str]:
         return self._stopwords
 
+    @cached_property
+    def words(self) -> SiteWords:
+        """The site's words, to tell a question's names the site never uses."""
+        return SiteWords(self.vocabulary, self._stopwords)
+
     @classmethod
     def load(cls, path: Path, encoder: Encoder | None = None) -> KnowledgeIndex:
         """Load and validate an artifact file or a built site folder."""
@@ -148,7 +154,8 @@ class KnowledgeIndex:
     def search(self, question: str, history: Sequence[str] = (), mode: Mode = "hybrid",
                top_k: int = 4, query_vector: npt.NDArray[np.float32] | None = None,
                ) -> SearchResult:
-        """Rank passages for a question, the gate deciding first.
+        """Rank passages for a question, the gate deciding first on the whole query; the
+        ranking reads it without the question's names the site never uses.
 
         Args:
             question: the visitor's question.
@@ -163,18 +170,22 @@ class KnowledgeIndex:
         """
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
-        settings = self.artifact["retrieval"]
-        query = retrieval_query(question, history, settings["followup_turns"])
+        turns = self.artifact["retrieval"]["followup_turns"]
+        query = retrieval_query(question, history, turns)
         terms = tokenize(query, self._stopwords)
         vector = self.embed(query) if query_vector is None else query_vector
         dense = self._vectors @ vector
-        lexical = self._bm25.scores(terms)
         gate = decide(signals(self._bm25, terms, dense, self._elsewhere @ vector),
                       self.artifact["gate"])
         if not gate.answerable:
             return SearchResult(False, gate.as_dict(), [])
+        ranking = retrieval_query(self.words.without_unknown(question), history, turns)
+        if ranking != query and tokenize(ranking, self._stopwords):
+            terms = tokenize(ranking, self._stopwords)
+            vector = self.embed(ranking)
+            dense = self._vectors @ vector
         return SearchResult(True, gate.as_dict(),
-                            self._rank(terms, vector, lexical, dense, mode, top_k))
+                            self._rank(terms, vector, self._bm25.scores(terms), dense, mode, top_k))
 
     def _rank(self, terms: list[str], vector: npt.NDArray[np.float32], lexical: FloatArray,
               dense: npt.NDArray[np.float32], mode: Mode, top_k: int) -> list[Hit]:

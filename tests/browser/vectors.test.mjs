@@ -7,6 +7,7 @@ import { dirname, join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { expandArtifact, withSidecars } from "../../site_knowledge/browser/artifact.js";
+import { SiteGrounding } from "../../site_knowledge/browser/grounding.js";
 import { Index, retrievalQuery, tokenize } from "../../site_knowledge/browser/retrieval.js";
 
 const DATA = join(dirname(fileURLToPath(import.meta.url)), "..", "data");
@@ -18,6 +19,7 @@ const { artifact, vectors: sidecar } = await withSidecars(
 );
 const index = new Index(artifact, sidecar);
 const stopwords = new Set(artifact.lexical.stopwords);
+const words = SiteGrounding.fromIndex(index).siteWords();
 
 for (const { text, tokens } of vectors.tokenizer) {
   test(`tokenize ${JSON.stringify(text)}`, () => {
@@ -29,10 +31,14 @@ for (const c of vectors.ranking) {
   const history = c.history.map((question) => ({ question, answer: "" }));
   const query = retrievalQuery(c.question, history, artifact.retrieval.followup_turns);
   const vector = Float32Array.from(c.query_vector);
+  const kept = words.withoutUnknown(c.question);
+  const rankText = kept === c.question ? null : retrievalQuery(kept, history, artifact.retrieval.followup_turns);
+  const rankVector = c.ranking_vector ? Float32Array.from(c.ranking_vector) : null;
   const name = JSON.stringify([...c.history, c.question]);
   test(`query and gate ${name}`, () => {
     assert.equal(query, c.query);
-    const { gate, terms } = index.search(query, vector, { topK: 4 });
+    assert.equal(rankText, c.ranking_query ?? null);
+    const { gate, terms } = index.search(query, vector, { topK: 4, rankText, rankVector });
     assert.deepEqual(terms, c.terms);
     assert.equal(gate.answerable, c.answerable);
     assert.equal(gate.has_terms, c.gate.has_terms);
@@ -42,7 +48,7 @@ for (const c of vectors.ranking) {
   });
   for (const [mode, expected] of Object.entries(c.modes)) {
     test(`${mode} ${name}`, () => {
-      const found = index.search(query, vector, { topK: 4, mode });
+      const found = index.search(query, vector, { topK: 4, mode, rankText, rankVector });
       assert.deepEqual(found.results.map((r) => r.id), expected);
     });
   }
