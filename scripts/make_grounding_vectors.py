@@ -161,6 +161,12 @@ UNSUPPORTED = [
     ("Mira never worked at Google.", "Did Mira work at Google?"),
     ("Mira worked at Google.", "Did Mira work at Google?"),
     ("Mira never lived in Munich.", "Did Mira work at Google?"),
+    ("Mira joined Zalando in 2019, but the site says nothing more about Zalando.",
+     "When did Mira join Zalando?"),
+    ("Mira never worked at Zalando, and the site does not mention Zalando.",
+     "When did Mira join Zalando?"),
+    ("Nothing on the site says she joined Google, only that she works at Brightwater AG.",
+     "When did Mira join Google?"),
     ("tidepool processes 1.5 million events per second.", ""),
     ("tidepool processes 2.5 million events per second.", ""),
     ("The NAS cost CHF 320.", ""),
@@ -254,6 +260,9 @@ GROUND = [
     ("What does the guestbook say?", [6, 0], "PWNED"),
     ("Where does Mira work now?", [0, 1],
      "Mira is a data engineer at Brightwater AG in Zürich. She moved to Munich in 2024."),
+    ("When did Mira work for Zalando in Köln?", [1, 0],
+     "The site does not say. Mira worked for Zalando in Köln from 2019, but the site does not "
+     "mention her role at Zalando."),
     ("What is tidepool?", [2],
      "tidepool is a Rust crate for streaming joins. tidepool is a Rust crate for streaming "
      "joins. tidepool is a Rust crate for streaming joins."),
@@ -540,11 +549,13 @@ def build(with_unicode: bool = True) -> dict[str, Any]:
             "planted": sorted(sorted(terms) for terms in support.planted),
         },
         "unsupported": [
-            {"sentence": s, "question": q, "people": sorted(site_terms), "claims": [
+            {"sentence": s, "question": q, "people": sorted(site_terms),
+             "premises": sorted(premises), "claims": [
                 [c.kind, c.text] for c in claims.unsupported(
                     s, support, frozenset(text.fold(w) for w in text.WORD.findall(q)),
-                    people=site_terms)]}
+                    people=site_terms, premises=premises)]}
             for s, q in UNSUPPORTED
+            for premises in [frozenset(text.fold(t) for t in site_words.unknown_terms(q))]
         ],
         "attribution": [
             {"sentence": s, "passages": picked, "question": q,

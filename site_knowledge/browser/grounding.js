@@ -420,8 +420,9 @@ export function claims(sentence, tokenizeText) {
 /** The sentence's claims that the support never states. A number's context is the sentence's
  * terms and the question's (`questionTerms`: a short answer like "2019" answers the question it
  * was asked). A denial may name what the question named ("Teo never worked at Google") or what
- * only fiction says. */
-export function unsupported(sentence, support, questionWords, questionTerms = new Set(), people = []) {
+ * only fiction says; a name the site never uses (`premises`, folded) only where every clause
+ * naming it denies. */
+export function unsupported(sentence, support, questionWords, questionTerms = new Set(), people = [], premises = new Set()) {
   const negated = isNegated(sentence);
   const termsOf = (text) => new Set(contentTerms(support.tokenize(plain(text))));
   const own = termsOf(sentence);
@@ -446,10 +447,17 @@ export function unsupported(sentence, support, questionWords, questionTerms = ne
       ? support.hasNumber(value, privateTerms.size ? privateTerms : terms, !privateTerms.size && !ages.has(value))
       : support.hasWord(written);
     const folded = fold(written);
-    if (!ok && negated && (questionWords.has(folded) || support.fictionWords.has(folded))) ok = true;
+    if (!ok && negated && (questionWords.has(folded) || support.fictionWords.has(folded))) {
+      ok = !premises.has(folded) || deniedWhereverNamed(sentence, folded);
+    }
     if (!ok) out.push(claim);
   }
   return out;
+}
+
+/** Every clause of the sentence that names the (folded) word is negated. */
+function deniedWhereverNamed(sentence, folded) {
+  return sentence.split(CLAUSE).every((clause) => !wordsOf(clause).map(fold).includes(folded) || isNegated(clause));
 }
 
 // ---- Premises (premises.py) ----
@@ -816,6 +824,7 @@ export function ground(answer, context, checkClaims = true) {
   const questionWords = new Set(wordsOf(context.question).map(fold));
   const askedTerms = context.lexicon.tokenize(context.question);
   const questionTerms = new Set(contentTerms(askedTerms));
+  const premises = new Set((context.premiseTerms || []).map(fold));
   const kept = [];
   const removed = [];
   const seen = new Set();
@@ -827,7 +836,7 @@ export function ground(answer, context, checkClaims = true) {
       continue;
     }
     seen.add(key);
-    const bad = checkClaims ? unsupported(sentence.text, context.support, questionWords, questionTerms, context.siteTerms || []) : [];
+    const bad = checkClaims ? unsupported(sentence.text, context.support, questionWords, questionTerms, context.siteTerms || [], premises) : [];
     if (bad.length) {
       removed.push(...bad);
       dropped = true;

@@ -104,6 +104,7 @@ def ground(answer: str, context: Context, check_claims: bool = True) -> Grounded
             return _replacement(context, [Claim(kind, said)])
     question_words = frozenset(fold(w) for w in WORD.findall(context.question))
     question_terms = frozenset(t for t in context.question_terms if not t.isdigit())
+    premises = frozenset(fold(t) for t in context.premise_terms)
     kept: list[Sentence] = []
     removed: list[Claim] = []
     seen: set[str] = set()
@@ -115,7 +116,7 @@ def ground(answer: str, context: Context, check_claims: bool = True) -> Grounded
             continue
         seen.add(key)
         bad = (unsupported(sentence.text, context.support, question_words, question_terms,
-                           context.site_terms)
+                           context.site_terms, premises)
                if check_claims else [])
         if bad:
             removed.extend(bad)

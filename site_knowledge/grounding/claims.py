@@ -209,7 +209,8 @@ def claims(sentence: str, tokenize: Callable[[str], list[str]]) -> list[Claim]:
 
 def unsupported(sentence: str, support: Support, question_words: frozenset[str],
                 question_terms: frozenset[str] = frozenset(),
-                people: frozenset[str] = frozenset()) -> list[Claim]:
+                people: frozenset[str] = frozenset(),
+                premises: frozenset[str] = frozenset()) -> list[Claim]:
     """The sentence's claims that the support never states. A number's context is the
     sentence's terms and the question's (``question_terms``: a short answer like "2019"
     answers the question it was asked).
@@ -225,7 +226,9 @@ def unsupported(sentence: str, support: Support, question_words: frozenset[str],
 
     A sentence that denies something may name what the question named (``Teo never
     worked at Google``) or what only fiction says (``he does not fly planes out of
-    Reykjavík; that is fiction``): those words are not claims.
+    Reykjavík; that is fiction``): those words are not claims. A name the site never uses
+    (``premises``, folded) is spared only where every clause naming it denies: "Teo worked
+    for Zalando from 2017, but the site gives no details about Zalando" plays along.
     """
     negated = is_negated(sentence)
     own = _terms(sentence, support)
@@ -250,7 +253,13 @@ def unsupported(sentence: str, support: Support, question_words: frozenset[str],
             ok = support.has_word(claim.text)
         folded = fold(claim.text)
         if not ok and negated and (folded in question_words or folded in support.fiction_words):
-            ok = True
+            ok = folded not in premises or _denied_wherever_named(sentence, folded)
         if not ok:
             out.append(claim)
     return out
+
+
+def _denied_wherever_named(sentence: str, folded: str) -> bool:
+    """Every clause of the sentence that names the (folded) word is negated."""
+    return all(is_negated(clause) for clause in CLAUSE.split(sentence)
+               if folded in {fold(word) for word in WORD.findall(clause)})

@@ -141,7 +141,7 @@ test("support: words, numbers and durations", () => {
 for (const c of V.unsupported) {
   test(`unsupported ${show(c.sentence)}`, () => {
     const questionWords = new Set((c.question.match(pyRegex(PYTHON_PATTERNS.WORD[0], { global: true })) || []).map(fold));
-    assert.deepEqual(unsupported(c.sentence, fullSupport, questionWords, new Set(), c.people), c.claims);
+    assert.deepEqual(unsupported(c.sentence, fullSupport, questionWords, new Set(), c.people, new Set(c.premises)), c.claims);
   });
 }
 
