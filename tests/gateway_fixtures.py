@@ -63,6 +63,16 @@ def start_llama(log_path: Path, port: int | None = None, slots: int = 3,
     return server
 
 
+def wait_warmed_up(base: str, within_s: float = 120.0) -> dict[str, Any]:
+    """``/healthz`` once the gateway's startup primer is over (``warmup`` not pending)."""
+    deadline = time.monotonic() + within_s
+    while True:
+        health: dict[str, Any] = httpx.get(base + "/healthz", timeout=10).json()
+        if health["warmup"] != "pending" or time.monotonic() > deadline:
+            return health
+        time.sleep(0.05)
+
+
 class ThreadedServer:
     """An ASGI app under real uvicorn in a background thread."""
 

@@ -19,6 +19,7 @@ from gateway_fixtures import (
     ask,
     free_port,
     metrics,
+    wait_warmed_up,
 )
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -298,11 +299,45 @@ def test_all_upstreams_down_is_an_error_event(example_index):
         assert health.status_code == 503 and health.json()["upstreams"] == [{"index": 0, "ok": False}]
 
 
-def test_idle_answer_slot_is_primed_with_the_frozen_exchange(example_index, scripted):
+def test_a_started_gateway_primes_its_system_prompt(example_index, scripted):
+    """Before anyone asks, the stable system prompt goes into the answer slot's cache (the
+    scripted completion asserts slot 1 and no generation); /healthz says when it is there."""
     upstream, url = scripted
-    upstream.mode, upstream.prime_delay, upstream.primed = "ok", 0.0, []
+    upstream.mode, upstream.prime_delay, upstream.primed = "ok", 1.0, []
+    upstream.requests = []
     config = GatewayConfig(upstreams=(url,), limits=GENEROUS)
     with ThreadedServer(create_app(example_index, config)) as server:
+        assert httpx.get(server.url + "/healthz").json()["warmup"] == "pending"
+        assert wait_warmed_up(server.url)["warmup"] == "done"
+    assert upstream.primed == ["done"] and upstream.requests == []
+    upstream.prime_delay = 0.0
+
+
+def test_a_visitor_does_not_wait_for_the_startup_primer(example_index, scripted):
+    upstream, url = scripted
+    upstream.mode, upstream.prime_delay, upstream.primed = "ok", 30.0, []
+    config = GatewayConfig(upstreams=(url,), limits=GENEROUS)
+    with ThreadedServer(create_app(example_index, config)) as server:
+        while not upstream.primed:
+            time.sleep(0.02)
+        stream = ask(server.url, ANSWERABLE)
+        assert stream.terminal is not None and stream.terminal["done"] is True
+        assert not any("queued" in e for e in stream.events)
+        deadline = time.monotonic() + 5
+        while upstream.primed[0] == "started" and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert upstream.primed[0] == "abandoned", "the visitor waited for the startup primer"
+        assert httpx.get(server.url + "/healthz").json()["warmup"] == "yielded"
+    upstream.prime_delay = 0.0
+
+
+def test_idle_answer_slot_is_primed_with_the_frozen_exchange(example_index, scripted):
+    upstream, url = scripted
+    upstream.mode, upstream.prime_delay = "ok", 0.0
+    config = GatewayConfig(upstreams=(url,), limits=GENEROUS)
+    with ThreadedServer(create_app(example_index, config)) as server:
+        wait_warmed_up(server.url)
+        upstream.primed = []
         ask(server.url, ANSWERABLE)
         deadline = time.monotonic() + 5
         while upstream.primed != ["done"] and time.monotonic() < deadline:
@@ -312,9 +347,11 @@ def test_idle_answer_slot_is_primed_with_the_frozen_exchange(example_index, scri
 
 def test_a_new_visitor_cancels_the_primer(example_index, scripted):
     upstream, url = scripted
-    upstream.mode, upstream.prime_delay, upstream.primed = "ok", 30.0, []
+    upstream.mode, upstream.prime_delay = "ok", 0.0
     config = GatewayConfig(upstreams=(url,), limits=GENEROUS)
     with ThreadedServer(create_app(example_index, config)) as server:
+        wait_warmed_up(server.url)
+        upstream.primed, upstream.prime_delay = [], 30.0
         ask(server.url, ANSWERABLE)
         while not upstream.primed:
             time.sleep(0.02)

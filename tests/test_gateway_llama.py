@@ -36,6 +36,7 @@ from gateway_fixtures import (
     start_llama,
 )
 
+from site_knowledge.evals.engines import GatewayEngine
 from site_knowledge.gateway.app import create_app
 from site_knowledge.gateway.config import GatewayConfig, Limits
 from site_knowledge.gateway.model import ModelVerificationError
@@ -101,6 +102,31 @@ def resolves(site_dir: Path, url: str) -> bool:
     parser = _Ids()
     parser.feed(page.read_text(encoding="utf-8"))
     return anchor in parser.ids
+
+
+
+def test_a_started_gateway_reads_its_system_prompt_before_anyone_asks(example_index, tmp_path):
+    """The startup primer against a fresh llama-server: the eval's gateway engine waits until
+    /healthz says the system prompt is cached, before any question, and the first answer finds
+    it in the answer slot's cache (its sample's cached_tokens, read with the gateway's
+    token)."""
+    server = start_llama(tmp_path / "llama.log")
+    try:
+        config = GatewayConfig(upstreams=(server.spec.url,), limits=LIMITS, model=MODEL.name,
+                               token="s3cret")
+        app = create_app(example_index, config, model_sha256=server.model_sha256)
+        with ThreadedServer(app) as gateway_server:
+            engine = GatewayEngine(gateway_server.url, token="s3cret")
+            assert engine.info()["healthz"]["warmup"] == "done"
+            engine.client.close()
+            stream = ask(gateway_server.url, QUESTION, headers={"authorization": "Bearer s3cret"})
+            assert stream.terminal is not None and stream.terminal.get("done") is True
+            sample = metrics(gateway_server.url, token="s3cret")["samples"][-1]
+        system = str(example_index.artifact["prompt"]["system"])
+        tokens = httpx.post(server.spec.url + "/tokenize", json={"content": system}).json()
+        assert sample["cached_tokens"] >= len(tokens["tokens"]) > 300
+    finally:
+        server.stop()
 
 
 def test_question_streams_deltas_and_ends_with_resolvable_citations(gateway, example_site):

@@ -86,14 +86,23 @@ class GatewayEngine:
             headers["Authorization"] = f"Bearer {token}"
         self.client = httpx.Client(headers=headers, timeout=timeout, transport=transport)
 
+    CACHE_WAIT_S = 180.0
+    """How long ``info`` waits for a freshly started gateway's warm-up."""
+
     def info(self) -> dict[str, Any]:
-        """The gateway's ``/healthz`` (model name and hash when it reports them)."""
-        try:
-            response = self.client.get(f"{self.url}/healthz")
-            health: dict[str, Any] = response.json()
-        except Exception as exc:
-            health = {"error": repr(exc)}
-        return {"url": self.url, "healthz": health}
+        """The gateway's ``/healthz`` (model name and hash when it reports them), once its
+        ``warmup`` is over: a gateway just started reads its system prompt first, so the first
+        question is timed as a visitor's after a deploy (waited ``CACHE_WAIT_S`` at most)."""
+        deadline = time.monotonic() + self.CACHE_WAIT_S
+        while True:
+            try:
+                response = self.client.get(f"{self.url}/healthz")
+                health: dict[str, Any] = response.json()
+            except Exception as exc:
+                health = {"error": repr(exc)}
+            if health.get("warmup") != "pending" or time.monotonic() > deadline:
+                return {"url": self.url, "healthz": health}
+            time.sleep(1.0)
 
     MAX_RETRIES = 20
 

@@ -8,7 +8,7 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -21,7 +21,7 @@ from site_knowledge.grounding.site import SiteGrounding
 
 from . import prompt
 from .admission import AdmissionQueue, QueueClosed, QueueFull, Ticket
-from .answer import answer, refused, rewrites_followup
+from .answer import answer, prime_system_prompt, refused, rewrites_followup
 from .config import GatewayConfig
 from .control_text import neutralise_request
 from .metrics import Metrics
@@ -43,6 +43,9 @@ if TYPE_CHECKING:
     from .supervisor import Supervisor
 
 
+Warmup = Literal["pending", "done", "yielded", "failed"]
+
+
 @dataclass
 class Gateway:
     """Everything one running gateway holds."""
@@ -58,7 +61,10 @@ class Gateway:
     grounding: SiteGrounding
     model_sha256: str | None = None
     supervisor: Supervisor | None = None
-    primers: dict[asyncio.Task[None], Ticket] = field(default_factory=dict)
+    primers: dict[asyncio.Task[bool], Ticket] = field(default_factory=dict)
+    warmup: Warmup = "pending"
+    """The startup primer (``answer.prime_system_prompt``): ``done`` when it read the system
+    prompt into the answer slot, ``yielded`` when a visitor came first, ``failed``."""
     closing_at: float | None = None
     _ready: tuple[float, bool] = (0.0, False)
 
@@ -234,6 +240,7 @@ async def healthz(request: Request) -> Response:
     }
     if llama is not None:
         body["llama"] = {"state": llama.state, "restarts": llama.restarts}
+    body["warmup"] = gateway.warmup
     return JSONResponse(body, status_code=200 if ok else 503, headers=OPEN)
 
 
@@ -298,7 +305,9 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        warming = asyncio.create_task(prime_system_prompt(gateway))
         yield
+        warming.cancel()
         for task in list(gateway.primers):
             task.cancel()
         await pool.aclose()

@@ -76,7 +76,12 @@ async def _run(servers: list[_Server], gateway: Gateway, drain_s: float) -> bool
 
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         loop.add_signal_handler(sig, on_signal, sig.name)
-    await asyncio.gather(*(s.serve() for s in servers))
+    running = [asyncio.ensure_future(s.serve()) for s in servers]
+    # The last line tells a reader (a person, a test) that both servers listen.
+    while not all(s.started for s in servers) and not any(r.done() for r in running):
+        await asyncio.sleep(0.02)
+    print("Ctrl-C drains and stops all three.", flush=True)
+    await asyncio.gather(*running)
     return not forced
 
 
@@ -114,7 +119,6 @@ def run_stack(
         print(f"gateway       http://{host}:{gateway_port}/api/ask  "
               f"(/healthz, /metrics)", flush=True)
         print(f"site          http://{host}:{port}/", flush=True)
-        print("Ctrl-C drains and stops all three.", flush=True)
         drained = asyncio.run(_run(servers, gateway.state.gateway, drain_s))
     finally:
         llama.stop()

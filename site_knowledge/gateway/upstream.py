@@ -138,8 +138,9 @@ class Upstream:
     async def prime(self, url_index: int, slot: int, messages: list[dict[str, str]]) -> None:
         """Evaluate ``messages`` into ``slot``'s prompt cache without generating.
 
-        Called after an answer with the exchange frozen, so a follow-up finds its whole
-        history cached. Best effort: any failure only costs the cache.
+        Called at start with the system prompt, and after an answer with the exchange frozen,
+        so a follow-up finds its whole history cached. Best effort: any failure only costs
+        the cache. Reading a prompt can take as long as a first token.
         """
         url = self.urls[url_index]
         templated = await self.client.post(url + "/apply-template", json={
@@ -150,7 +151,7 @@ class Upstream:
             raise httpx.HTTPError("apply-template without prompt")
         response = await self.client.post(url + "/completion", json={
             "prompt": text, "n_predict": 0, "id_slot": slot, "cache_prompt": True,
-        }, timeout=60.0)
+        }, timeout=self.limits.upstream_first_byte_s)
         response.raise_for_status()
 
     async def chat(
