@@ -396,9 +396,9 @@ def frozen_exchange(built: Prompt, ask: AskRequest, text: str) -> Messages:
 
 def prime_when_idle(gateway: Gateway, url_index: int, frozen: Messages
                     ) -> asyncio.Task[bool] | None:
-    """While nobody waits, put the just-frozen exchange into the answer slot's cache, so a
-    follow-up finds its whole history cached; the priming task, or None when the model is
-    busy.
+    """While nobody waits, put ``frozen`` (a just-frozen exchange, so that a follow-up finds
+    its whole history cached, or the system prompt at start) into the answer slot's cache;
+    the priming task, or None when the model is busy.
 
     The primer holds a place of its own, taken only when the model is idle and released in
     the task's done-callback, which runs even for a task cancelled before its first step. A
@@ -425,7 +425,7 @@ STARTUP_POLL_S = 1.0
 async def prime_system_prompt(gateway: Gateway) -> None:
     """Put the stable system prompt into the answer slot's cache as soon as an upstream is up
     and the model is idle (``prime_when_idle``), so that the first visitor after a start does
-    not wait for it (on two cores the 1.5B model reads its 800 tokens in about 25 s). A
+    not wait for it (on two slow cores the 1.5B model read its 881 tokens in 28 s). A
     visitor who comes meanwhile takes the place, and their answer reads the prompt instead.
     ``Gateway.warmup`` says how it went (``/healthz``)."""
     messages = [{"role": "system", "content": gateway.system}]

@@ -180,9 +180,9 @@ class KnowledgeIndex:
         if not gate.answerable:
             return SearchResult(False, gate.as_dict(), [])
         ranking = retrieval_query(self.words.without_unknown(question), history, turns)
-        if ranking != query and tokenize(ranking, self._stopwords):
-            terms = tokenize(ranking, self._stopwords)
-            vector = self.embed(ranking)
+        ranking_terms = tokenize(ranking, self._stopwords) if ranking != query else []
+        if ranking_terms:
+            terms, vector = ranking_terms, self.embed(ranking)
             dense = self._vectors @ vector
         return SearchResult(True, gate.as_dict(),
                             self._rank(terms, vector, self._bm25.scores(terms), dense, mode, top_k))
