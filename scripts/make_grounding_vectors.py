@@ -101,6 +101,10 @@ FOLD = ["Teo's", "Cities", "Systems", "status", "Teo’s", "CITIES", "ﬁles", "
         "bus", "analysis", "ties", "dies", "𠀀ies", "𠀀𠀀ies", "Kovačević's", "İstanbul", "s",
         "ss", "'s", "Öl", "हिन्दी", "ภาษาไทย", "Nguyễn", "Ångström", "ǅemal", "e\u0301te\u0301s",
         "ｶﾞﾗｽ"]
+INFLECTION = ["work", "worked", "working", "works", "live", "lived", "living", "study",
+              "studied", "studying", "stop", "stopped", "called", "missed", "needed", "speed",
+              "proceeded", "agreed", "string", "thing", "meeting", "embedded", "played",
+              "applied", "ied", "𠀀𠀀ing", "𠀀𠀀𠀀ing", "bébéing", "ëed", "day", "eye", "kayy"]
 NUMBERS = [
     "€85,000 a year, about 60k, since 2019, two kids, 3.5 stars, 40%",
     "٣٥ سنة and １２ items and 𝟗𝟖 points",
@@ -263,6 +267,7 @@ GROUND = [
     ("When did Mira work for Zalando in Köln?", [1, 0],
      "The site does not say. Mira worked for Zalando in Köln from 2019, but the site does not "
      "mention her role at Zalando."),
+    ("When did Mira work for Zalando in Köln?", [0, 1], "The site does not mention Zalando."),
     ("What is tidepool?", [2],
      "tidepool is a Rust crate for streaming joins. tidepool is a Rust crate for streaming "
      "joins. tidepool is a Rust crate for streaming joins."),
@@ -535,6 +540,7 @@ def build(with_unicode: bool = True) -> dict[str, Any]:
         "tokens": [{"text": t, "tokens": lexicon.tokenize(t)} for t in TOKENS],
         "plain": [{"text": t, "plain": text.plain(t)} for t in PLAIN],
         "fold": [{"word": w, "fold": text.fold(w)} for w in FOLD],
+        "inflection": [{"term": t, "key": text.inflection_key(t)} for t in INFLECTION],
         "numbers": [{"text": t, "numbers": [[w, v] for w, v in text.numbers(t)]}
                     for t in NUMBERS],
         "negation": [{"text": t, "negated": text.is_negated(t)} for t in NEGATION],

@@ -160,6 +160,15 @@ def test_a_decline_of_a_move_that_never_ended_quotes_what_lasts(grounding):
     assert quote != result.text and "Vienna" in quote and "since" in quote, result.text
 
 
+def test_a_declines_quote_finds_the_question_verb_in_another_form(grounding):
+    question = "When did Teo work for Zalando in Berlin?"
+    evidence = evidence_for(grounding, question)
+    answer = "The site does not mention Zalando."
+    result = grounding.ground(answer, question, evidence)
+    quote = result.text.removeprefix(answer + " The closest it comes: ")
+    assert quote != result.text and "worked as" in quote and "Berlin" in quote, result.text
+
+
 def test_a_valid_marker_does_not_hide_the_passage_holding_the_whole_sentence(grounding):
     question = "How many queries with worse plans did pg-shadow find before the Kestrel upgrade?"
     evidence = evidence_for(grounding, question)

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from site_knowledge.grounding.text import fold, is_negated, numbers, plain, sentences
+from site_knowledge.grounding.text import (
+    fold,
+    inflection_key,
+    is_negated,
+    numbers,
+    plain,
+    sentences,
+)
 
 
 def test_sentences_split_on_stops_and_newlines_but_not_abbreviations():
@@ -32,6 +39,17 @@ def test_plain_drops_markers_urls_and_code():
 def test_fold_strips_possessives_and_plurals():
     assert [fold(w) for w in ("Teo's", "Cities", "Systems", "status")] == \
         ["teo", "city", "system", "status"]
+
+
+def test_inflection_key_folds_regular_verb_endings_only():
+    keys = {w: inflection_key(w) for w in ("work", "worked", "working", "live", "lived", "living",
+                                             "study", "studied", "stop", "stopped", "called",
+                                             "needed", "speed", "string", "thing")}
+    assert keys["work"] == keys["worked"] == keys["working"]
+    assert keys["live"] == keys["lived"] == keys["living"]
+    assert keys["study"] == keys["studied"]
+    assert keys["stop"] == keys["stopped"] and keys["called"] == "call" and keys["needed"] == "need"
+    assert (keys["speed"], keys["string"], keys["thing"]) == ("speed", "string", "thing")
 
 
 def test_negation():

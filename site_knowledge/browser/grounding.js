@@ -188,6 +188,30 @@ export function fold(word) {
   return foldPlural(w);
 }
 
+const VOWEL = /[aeiouy]/;
+const UNDOUBLED = new Set("aeioulsfz");
+
+/** A term with a regular verb ending folded away, as a quote is matched to the question:
+ * worked, working and work share a key, as do lived/living/live and studied/study. */
+export function inflectionKey(term) {
+  let stem = chars(term);
+  const ends = (suffix) => term.endsWith(suffix);
+  if (stem.length > 4 && ends("ied")) {
+    stem = [...stem.slice(0, -3), "y"];
+  } else if (ends("ing") || ends("ed")) {
+    const rest = stem.slice(0, ends("ing") ? -3 : -2);
+    if (rest.length >= 3 && VOWEL.test(rest.join("")) && !(ends("ed") && rest.at(-1) === "e")) {
+      const doubled = rest.at(-1) === rest.at(-2) && !UNDOUBLED.has(rest.at(-1));
+      stem = doubled ? rest.slice(0, -1) : rest;
+    }
+  }
+  if (stem.length > 3 && stem.at(-1) === "e") stem = stem.slice(0, -1);
+  if (stem.length > 3 && stem.at(-1) === "y" && !"aeiou".includes(stem.at(-2))) {
+    stem = [...stem.slice(0, -1), "i"];
+  }
+  return stem.join("");
+}
+
 /** Numbers as [as written, value]: digits with separators, k/m suffixes, number words. */
 export function numbers(text) {
   const found = [];
@@ -963,8 +987,9 @@ function nearest(context, minShared = 1, minShare = 0) {
  * asking whether something lasts or presuming it ended). */
 function quoteTerms(context) {
   const site = new Set(context.siteTerms || []);
-  const held = new Set(context.evidence.flatMap((p) => context.lexicon.tokenize(whole(p))));
-  const terms = new Set(context.lexicon.tokenize(context.question).filter((t) => held.has(t) && !site.has(t)));
+  const held = new Set(context.evidence.flatMap((p) => context.lexicon.tokenize(whole(p)).map(inflectionKey)));
+  const terms = new Set(context.lexicon.tokenize(context.question)
+    .filter((t) => held.has(inflectionKey(t)) && !site.has(t)));
   let weight = 0;
   for (const t of terms) weight += context.lexicon.idf(t);
   const ongoingFirst = Boolean(pySearch(LASTING, context.question)) || Boolean(pySearch(ENDED, context.question));
@@ -979,16 +1004,17 @@ function closest(context, { terms: questionTerms, weight, ongoingFirst }, minSha
   let best = null;
   context.evidence.forEach((passage, i) => {
     if (Boolean(passage.fiction) !== fiction) return;
-    const label = new Set(context.lexicon.tokenize(passage.label));
+    const label = new Set(context.lexicon.tokenize(passage.label).map(inflectionKey));
     for (const [sentence, isPlanted] of planted(passage.text)) {
       if (splitSpace(sentence.text).length < QUOTE_MIN_WORDS || isPlanted) continue;
-      const own = new Set(context.lexicon.tokenize(sentence.text));
+      const own = new Set(context.lexicon.tokenize(sentence.text).map(inflectionKey));
       let shared = 0;
       let sharedWeight = 0;
       let read = 0;
       for (const t of questionTerms) {
-        if (own.has(t) || label.has(t)) read += 1;
-        if (!own.has(t)) continue;
+        const key = inflectionKey(t);
+        if (own.has(key) || label.has(key)) read += 1;
+        if (!own.has(key)) continue;
         shared += 1;
         sharedWeight += context.lexicon.idf(t);
       }

@@ -13,7 +13,17 @@ from .attribution import Lexicon, attribute, valid_markers
 from .claims import IGNORED_NAMES, Claim, Support, unsupported
 from .injection import planted
 from .premises import correction
-from .text import CITATION, WORD, Sentence, fold, is_decline, is_negated, plain, sentences
+from .text import (
+    CITATION,
+    WORD,
+    Sentence,
+    fold,
+    inflection_key,
+    is_decline,
+    is_negated,
+    plain,
+    sentences,
+)
 
 _MARKERS = re.compile(r"[ \t]?\[\d{1,3}\]")
 
@@ -81,10 +91,11 @@ class Context:
 
     @cached_property
     def quote_terms(self) -> list[str]:
-        """The question's terms a quote is scored on: those the evidence holds, the site's
-        name left out, in question order."""
-        held = frozenset().union(*self.passages) - self.site_terms
-        return [t for t in dict.fromkeys(self.question_terms) if t in held]
+        """The question's terms a quote is scored on: those the evidence holds in some
+        inflection (``inflection_key``), the site's name left out, in question order."""
+        held = {inflection_key(t) for t in frozenset().union(*self.passages)}
+        return [t for t in dict.fromkeys(self.question_terms)
+                if t not in self.site_terms and inflection_key(t) in held]
 
 
 def ground(answer: str, context: Context, check_claims: bool = True) -> Grounded:
@@ -272,17 +283,17 @@ def _closest(context: Context, min_shared: int = 1, min_share: float = 0.0,
     for n, passage in enumerate(context.evidence, start=1):
         if passage.fiction != fiction:
             continue
-        label = set(context.lexicon.tokenize(passage.label))
+        label = {inflection_key(t) for t in context.lexicon.tokenize(passage.label)}
         for sentence, is_planted in planted(passage.text):
             if len(sentence.text.split()) < QUOTE_MIN_WORDS or is_planted:
                 continue
-            own = set(context.lexicon.tokenize(sentence.text))
-            shared = [t for t in question_terms if t in own]
+            own = {inflection_key(t) for t in context.lexicon.tokenize(sentence.text)}
+            shared = [t for t in question_terms if inflection_key(t) in own]
             share = sum(context.lexicon.idf(t) for t in shared) / weight if weight else 0.0
             lasts = ongoing_first and ONGOING.search(sentence.text) is not None
             if not shared or (not lasts and (len(shared) < min_shared or share < min_share)):
                 continue
-            key = (lasts, sum(1 for t in question_terms if t in own or t in label))
+            key = (lasts, sum(1 for t in question_terms if inflection_key(t) in own | label))
             if best is None or key > best[0]:
                 best = (key, Quote(n, sentence.text, len(shared)))
     return None if best is None else best[1]

@@ -93,6 +93,28 @@ def fold(word: str) -> str:
     return word
 
 
+_VOWEL = re.compile(r"[aeiouy]")
+_UNDOUBLED = frozenset("aeioulsfz")
+
+
+def inflection_key(term: str) -> str:
+    """A term with a regular verb ending folded away, as a quote is matched to the question:
+    ``worked``, ``working`` and ``work`` share a key, as do ``lived``/``living``/``live`` and
+    ``studied``/``study`` (SPEC.md, "closest sentence")."""
+    stem = term
+    if len(term) > 4 and term.endswith("ied"):
+        stem = term[:-3] + "y"
+    elif term.endswith(("ing", "ed")):
+        rest = term[:-3] if term.endswith("ing") else term[:-2]
+        if len(rest) >= 3 and _VOWEL.search(rest) and not (term.endswith("ed") and rest.endswith("e")):
+            stem = rest[:-1] if rest[-1] == rest[-2] and rest[-1] not in _UNDOUBLED else rest
+    if len(stem) > 3 and stem.endswith("e"):
+        stem = stem[:-1]
+    if len(stem) > 3 and stem.endswith("y") and stem[-2] not in "aeiou":
+        stem = stem[:-1] + "i"
+    return stem
+
+
 def numbers(text: str) -> list[tuple[str, float]]:
     """Numbers in a text as (as written, value): digits with separators, ``k``/``m``
     suffixes and number words from two upward."""

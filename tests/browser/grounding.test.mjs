@@ -19,6 +19,7 @@ import {
   claims,
   fold,
   ground,
+  inflectionKey,
   holds,
   isInjection,
   isNegated,
@@ -125,6 +126,9 @@ for (const c of V.sentences) {
 for (const c of V.tokens) test(`tokens ${show(c.text)}`, () => assert.deepEqual(lexicon.tokenize(c.text), c.tokens));
 for (const c of V.plain) test(`plain ${show(c.text)}`, () => assert.equal(plain(c.text), c.plain));
 for (const c of V.fold) test(`fold ${show(c.word)}`, () => assert.equal(fold(c.word), c.fold));
+for (const c of V.inflection) {
+  test(`inflection key ${show(c.term)}`, () => assert.equal(inflectionKey(c.term), c.key));
+}
 for (const c of V.numbers) test(`numbers ${show(c.text)}`, () => assert.deepEqual(numbers(c.text), c.numbers));
 for (const c of V.negation) test(`negation ${show(c.text)}`, () => assert.equal(isNegated(c.text), c.negated));
 for (const c of V.injection) test(`injection ${show(c.text)}`, () => assert.equal(isInjection(c.text), c.injection));
