@@ -51,11 +51,16 @@ def _top10(index: KnowledgeIndex, encoder: Encoder, questions: list[Any]) -> lis
     return out
 
 
+def passage_texts(artifact: dict[str, Any]) -> list[str]:
+    """The texts the build embedded, one per passage of a loaded artifact."""
+    titles = {s["id"]: s["title"] for s in artifact["sources"]}
+    return [indexed_text(titles[p["source"]], p["heading"], p["text"]) for p in artifact["passages"]]
+
+
 def measure(set_name: str, site_dir: Path, questions_file: Path) -> dict[str, Any]:
     """Cosines and top-10 agreement for one retrieval set on its built site."""
     artifact, blob = load_artifact(site_dir)
-    titles = {s["id"]: s["title"] for s in artifact["sources"]}
-    texts = [indexed_text(titles[p["source"]], p["heading"], p["text"]) for p in artifact["passages"]]
+    texts = passage_texts(artifact)
     prepared, browser = Encoder(), BrowserModel()
     build_vectors = prepared.encode(texts)
     browser_vectors = browser.encode(texts)

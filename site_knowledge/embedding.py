@@ -93,6 +93,11 @@ class Encoder:
         self._model_dir = model_dir or default_cache_dir()
         self._threads = threads or min(2, os.cpu_count() or 1)
 
+    @property
+    def threads(self) -> int:
+        """ONNX Runtime's intra-op thread count for this encoder."""
+        return self._threads
+
     @cached_property
     def weights_sha256(self) -> str:
         """SHA-256 of the ONNX weights file, recorded in the artifact (memoised per file)."""
