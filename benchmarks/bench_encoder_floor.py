@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.bench_embedding_parity import passage_texts
-from site_knowledge.embedding import BATCH_SIZE, DIMENSION, MAX_TOKENS, Encoder, tokenizer_path
+from site_knowledge.embedding import BATCH_SIZE, DIMENSION, Encoder
 from site_knowledge.retrieval.artifact import load_artifact
 
 LAYERS = 6
@@ -73,15 +73,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("site", type=Path, help="a site built with the plugin")
     args = parser.parse_args()
-    from tokenizers import Tokenizer
-
     artifact, _ = load_artifact(args.site)
     texts = passage_texts(artifact)
-    tokenizer = Tokenizer.from_file(str(tokenizer_path()))
-    tokenizer.enable_truncation(MAX_TOKENS)
-    counts = [len(e.ids) for e in tokenizer.encode_batch(texts)]
-    flops = sum(passage_flops(n) for n in counts)
     encoder = Encoder()
+    counts = encoder.token_counts(texts)
+    flops = sum(passage_flops(n) for n in counts)
     rate = matmul_rate(BATCH_SIZE * round(sum(counts) / len(counts)), encoder.threads)
     encoder.encode(texts[:BATCH_SIZE])  # session start and model preparation are not timed
     started = time.perf_counter()

@@ -184,6 +184,10 @@ class Encoder:
                 progress(len(batch))
         return result
 
+    def token_counts(self, texts: Sequence[str]) -> list[int]:
+        """How many tokens the encoder reads of each text (after truncation)."""
+        return [len(e.ids) for e in self._tokenizer.encode_batch(list(texts))]
+
     def _embed_batch(self, token_ids: list[list[int]]) -> FloatMatrix:
         import numpy as np
 

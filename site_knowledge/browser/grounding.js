@@ -982,16 +982,19 @@ function nearest(context, minShared = 1, minShare = 0) {
   return { text: `The closest it comes: ${fact.text} [${fact.n}]`, n: fact.n };
 }
 
-/** The question's terms a quote is scored on (those the evidence holds, the site's name left
- * out), their IDF weight, and whether a sentence saying what lasts comes first (a question
+/** The question's terms a quote is scored on (those the evidence holds in some inflection, the
+ * site's name left out; each mapped to its inflection key), their IDF weight, and whether a sentence saying what lasts comes first (a question
  * asking whether something lasts or presuming it ended). */
 function quoteTerms(context) {
   const site = new Set(context.siteTerms || []);
   const held = new Set(context.evidence.flatMap((p) => context.lexicon.tokenize(whole(p)).map(inflectionKey)));
-  const terms = new Set(context.lexicon.tokenize(context.question)
-    .filter((t) => held.has(inflectionKey(t)) && !site.has(t)));
+  const terms = new Map();
+  for (const t of context.lexicon.tokenize(context.question)) {
+    const key = inflectionKey(t);
+    if (held.has(key) && !site.has(t)) terms.set(t, key);
+  }
   let weight = 0;
-  for (const t of terms) weight += context.lexicon.idf(t);
+  for (const t of terms.keys()) weight += context.lexicon.idf(t);
   const ongoingFirst = Boolean(pySearch(LASTING, context.question)) || Boolean(pySearch(ENDED, context.question));
   return { terms, weight, ongoingFirst };
 }
@@ -1011,8 +1014,7 @@ function closest(context, { terms: questionTerms, weight, ongoingFirst }, minSha
       let shared = 0;
       let sharedWeight = 0;
       let read = 0;
-      for (const t of questionTerms) {
-        const key = inflectionKey(t);
+      for (const [t, key] of questionTerms) {
         if (own.has(key) || label.has(key)) read += 1;
         if (!own.has(key)) continue;
         shared += 1;

@@ -277,6 +277,7 @@ def _closest(context: Context, min_shared: int = 1, min_share: float = 0.0,
     ("Why did Teo leave Fennec?"), a sentence saying what lasts ("... since April 2023")
     comes first, and one term of the question is enough for it (no threshold)."""
     question_terms = context.quote_terms
+    asked = [(t, inflection_key(t)) for t in question_terms]
     weight = sum(context.lexicon.idf(t) for t in question_terms)
     ongoing_first = any(p.search(context.question) is not None for p in (LASTING, ENDED))
     best: tuple[tuple[bool, int], Quote] | None = None
@@ -288,12 +289,13 @@ def _closest(context: Context, min_shared: int = 1, min_share: float = 0.0,
             if len(sentence.text.split()) < QUOTE_MIN_WORDS or is_planted:
                 continue
             own = {inflection_key(t) for t in context.lexicon.tokenize(sentence.text)}
-            shared = [t for t in question_terms if inflection_key(t) in own]
+            shared = [t for t, key in asked if key in own]
             share = sum(context.lexicon.idf(t) for t in shared) / weight if weight else 0.0
             lasts = ongoing_first and ONGOING.search(sentence.text) is not None
             if not shared or (not lasts and (len(shared) < min_shared or share < min_share)):
                 continue
-            key = (lasts, sum(1 for t in question_terms if inflection_key(t) in own | label))
-            if best is None or key > best[0]:
-                best = (key, Quote(n, sentence.text, len(shared)))
+            read = own | label
+            rank = (lasts, sum(1 for _, key in asked if key in read))
+            if best is None or rank > best[0]:
+                best = (rank, Quote(n, sentence.text, len(shared)))
     return None if best is None else best[1]
