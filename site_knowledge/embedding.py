@@ -98,6 +98,10 @@ class Encoder:
         """ONNX Runtime's intra-op thread count for this encoder."""
         return self._threads
 
+    def with_threads(self, threads: int) -> Encoder:
+        """Another encoder of the same prepared model with its own session and thread count."""
+        return Encoder(self._model_dir, threads)
+
     @cached_property
     def weights_sha256(self) -> str:
         """SHA-256 of the ONNX weights file, recorded in the artifact (memoised per file)."""

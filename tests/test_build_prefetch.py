@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import markdown
@@ -11,11 +12,11 @@ from site_knowledge.build import artifact_cache
 from site_knowledge.build.compiler import BuildOptions, PageInput, PromptParts, compile_knowledge
 from site_knowledge.build.embed_cache import EmbeddingCache
 from site_knowledge.build.model import BuildError
-from site_knowledge.build.prefetch import EmbeddingPrefetch
+from site_knowledge.build.prefetch import BATCH, SLICE, EmbeddingPrefetch
 from site_knowledge.build.writer import Sidecars
 from site_knowledge.embedding import Encoder
 
-DOCS = Path(__file__).parent / "corpora" / "drf-docs" / "docs" / "tutorial"
+DOCS = Path(__file__).parent / "corpora" / "drf-docs" / "docs" / "api-guide"
 PROMPT = PromptParts("You answer from the excerpts.", "Not on this site.", "No model.")
 
 
@@ -24,24 +25,48 @@ def _pages(count: int) -> list[PageInput]:
     for path in sorted(DOCS.glob("*.md"))[:count]:
         html = markdown.markdown(path.read_text(encoding="utf-8"),
                                  extensions=["toc", "fenced_code", "tables"])
-        pages.append(PageInput(f"tutorial/{path.name}", f"tutorial/{path.stem}/", path.stem,
+        pages.append(PageInput(f"api-guide/{path.name}", f"api-guide/{path.stem}/", path.stem,
                                "", html))
     return pages
 
 
-def test_prefetched_passages_are_embedded_once_and_counted_in_the_build(tmp_path):
+def _until(ready, seconds: float = 60.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not ready() and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def _submitted(tmp_path: Path, pages: list[PageInput]) -> tuple[EmbeddingCache, EmbeddingPrefetch]:
     cache = EmbeddingCache(Encoder(), tmp_path / "cache")
     prefetch = EmbeddingPrefetch.start_if_cold(cache, 900)
     assert prefetch is not None
-    pages = _pages(3)
     for page in pages:
         prefetch.submit(page)
+    return cache, prefetch
+
+
+def test_pages_are_embedded_while_rendering_goes_on_and_each_passage_once(tmp_path):
+    pages = _pages(7)  # 166 passages: more than one BATCH
+    cache, prefetch = _submitted(tmp_path, pages)
+    _until(lambda: cache.misses > 0)
+    assert cache.misses > 0, "the worker embeds before rendering ends"
     prefetch.finish()
     assert prefetch.failure is None
     prefetched = cache.misses
     report = compile_knowledge(pages, [], PROMPT, BuildOptions("DRF", "", tmp_path / "out"), cache)
-    assert report.passages == prefetched > 20, "the prefetch embedded every passage"
-    assert report.embedded == prefetched and report.cache_hits == 0
+    assert report.passages > BATCH
+    assert report.embedded == report.passages, "the worker's and the compiler's share, once each"
+    assert report.cache_hits == 0 and 0 < prefetched <= report.passages
+
+
+def test_the_end_of_rendering_stops_the_worker_after_one_slice(tmp_path):
+    pages = _pages(7)
+    cache, prefetch = _submitted(tmp_path, pages)
+    prefetch.finish()
+    assert prefetch.failure is None
+    assert cache.misses <= SLICE, "the queued pages are left to the compiler"
+    report = compile_knowledge(pages, [], PROMPT, BuildOptions("DRF", "", tmp_path / "out"), cache)
+    assert report.passages > BATCH and report.embedded == report.passages
 
 
 def test_a_cache_that_holds_a_compile_result_does_not_prefetch(tmp_path):
@@ -51,12 +76,9 @@ def test_a_cache_that_holds_a_compile_result_does_not_prefetch(tmp_path):
 
 
 def test_a_page_the_worker_cannot_cut_is_left_to_the_compiler(tmp_path):
-    cache = EmbeddingCache(Encoder(), tmp_path / "cache")
-    prefetch = EmbeddingPrefetch.start_if_cold(cache, 900)
-    assert prefetch is not None
     bad = PageInput("escape.md", "../outside/", "Escape", "", "<p>Out of the site.</p>")
-    prefetch.submit(bad)
-    prefetch.submit(_pages(1)[0])
+    cache, prefetch = _submitted(tmp_path, [bad, _pages(1)[0]])
+    _until(lambda: prefetch.failure is not None)
     prefetch.finish()
     assert isinstance(prefetch.failure, BuildError)
     with pytest.raises(BuildError, match=r"escape\.md: URL '\.\./outside/' is outside the site"):

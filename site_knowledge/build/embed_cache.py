@@ -51,12 +51,14 @@ class EmbeddingCache:
         return hashlib.sha256(f"{self.encoder.identity}\n{text}".encode()).hexdigest()
 
     def embed(self, texts: Sequence[str],
-              progress: Callable[[int, int], Callable[[int], None]] | None = None) -> FloatMatrix:
+              progress: Callable[[int, int], Callable[[int], None]] | None = None,
+              encoder: Encoder | None = None) -> FloatMatrix:
         """Vectors for texts, embedding only the ones not cached.
 
         Args:
             texts: texts to embed.
             progress: given (missing, total), returns a per-batch callback for a progress bar.
+            encoder: embeds the missing texts instead of the cache's own (same weights).
         """
         import numpy as np
 
@@ -69,7 +71,7 @@ class EmbeddingCache:
         self.hits += len(texts) - len(missing)
         if missing:
             callback = progress(len(missing), len(texts)) if progress else None
-            fresh = self.encoder.encode([texts[i] for i in missing], callback)
+            fresh = (encoder or self.encoder).encode([texts[i] for i in missing], callback)
             for row, index in enumerate(missing):
                 self._vectors[keys[index]] = fresh[row]
         result = np.zeros((len(texts), DIMENSION), dtype=np.float32)
