@@ -137,6 +137,17 @@ def test_a_person_s_age_is_never_computed():
                        frozenset(), people=people) == []
 
 
+def test_a_person_s_age_is_supported_only_by_a_stated_age():
+    stated = Support(["Teo studied in Delft for 3 years.",
+                      "Teo was 30 years old when he moved to Berlin."], tokenize)
+    people = frozenset({"teo"})
+    assert [c.text for c in unsupported("Teo is 3 years old.", stated, frozenset(),
+                                        people=people)] == ["3"]
+    assert unsupported("Teo moved to Berlin aged 30.", stated, frozenset(), people=people) == []
+    assert unsupported("Teo studied in Delft for 3 years.", stated, frozenset(),
+                       people=people) == [], "a duration is not an age"
+
+
 def test_a_number_beside_a_private_word_must_be_stated_beside_it():
     stated = Support(["Teo built it in under 3 hours in 2017.",
                       "Teo's monthly rent in Lisbon was 480 euros."], tokenize)

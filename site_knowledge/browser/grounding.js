@@ -309,6 +309,15 @@ function* supportSentences(texts) {
  * denials), each number with the terms of the sentences that state it, the durations derivable
  * from their years, and the term sets of the clean and the planted sentences.
  */
+/** The numbers `AGE` reads as ages in a text. */
+function statedAges(text) {
+  const ages = new Set();
+  for (const match of text.matchAll(AGE)) {
+    for (const group of match.slice(1)) if (group) for (const [, value] of numbers(group)) ages.add(value);
+  }
+  return ages;
+}
+
 export class Support {
   /**
    * @param {string[]} texts the non-fiction evidence texts and the system prompt
@@ -322,6 +331,7 @@ export class Support {
     this.contexts = new Map();
     this.arithmetic = new Map();
     this.clean = [];
+    this.ages = new Set();
     this.planted = [];
     this.plantedWords = [];
     for (const [sentence, isPlanted] of supportSentences(texts)) {
@@ -332,6 +342,7 @@ export class Support {
         continue;
       }
       this.clean.push(terms);
+      for (const age of statedAges(sentence)) this.ages.add(age);
       for (const w of wordsOf(sentence)) this.words.add(fold(w));
       const values = numbers(sentence).map(([, value]) => value);
       for (const value of values) {
@@ -456,20 +467,18 @@ export function unsupported(sentence, support, questionWords, questionTerms = ne
   }
   const terms = new Set([...own, ...questionTerms]);
   const text = plain(sentence);
-  const ages = new Set();
   const personal = pySearch(PERSONAL, text) || [...people].some((t) => own.has(t));
-  for (const match of personal ? text.matchAll(AGE) : []) {
-    for (const group of match.slice(1)) if (group) for (const [, value] of numbers(group)) ages.add(value);
-  }
+  const ages = personal ? statedAges(text) : new Set();
   const privateWords = personal ? [...text.matchAll(PRIVATE_ALL)].map((m) => m[0]) : [];
   const privateTerms = new Set(contentTerms(support.tokenize(privateWords.join(" "))));
   const out = [];
   for (const claim of claims(sentence, support.tokenize)) {
     const [kind, written] = claim;
     const value = kind === "number" ? numbers(written)[0][1] : null;
-    let ok = kind === "number"
-      ? support.hasNumber(value, privateTerms.size ? privateTerms : terms, !privateTerms.size && !ages.has(value))
-      : support.hasWord(written);
+    let ok;
+    if (kind !== "number") ok = support.hasWord(written);
+    else if (ages.has(value)) ok = support.ages.has(value);
+    else ok = support.hasNumber(value, privateTerms.size ? privateTerms : terms, !privateTerms.size);
     const folded = fold(written);
     if (!ok && negated && (questionWords.has(folded) || support.fictionWords.has(folded))) {
       ok = !premises.has(folded) || deniedWhereverNamed(sentence, folded);

@@ -29,8 +29,8 @@ claiming sentence ("the upgrade's downtime was nine hours" is not supported by "
 took nine hours")."""
 AGE = re.compile(r"\b(?:aged?|age\s+of|age\s+is)\s+([^\W_]+)|\b([^\W_]+)[\s-]+years?[\s-]+old\b",
                  re.IGNORECASE)
-"""An age ("43 years old", "aged 43"): of a person, only a number the support states can be
-one, never a duration or a sum computed from it."""
+"""An age ("43 years old", "aged 43"): of a person, only an age the support states can be
+one, never a duration, a sum or another number that happens to be the same."""
 PRIVATE = re.compile(r"\b(?:child(?:ren)?|kids?|sons?|daughters?|wife|husband|partner|married|"
                      r"marriage|divorced?|salary|salaries|earn(?:s|ed|ing)?|income|rent|born|"
                      r"birthday)\b", re.IGNORECASE)
@@ -66,7 +66,8 @@ class Claim:
 class Support:
     """What an answer may state: the words of the evidence and the stable facts (less planted
     sentences: an injection attempt and the rest of its paragraph; fiction apart, only good
-    for denials), each number with the terms of the sentences that state it, the durations
+    for denials), each number with the terms of the sentences that state it, the ages stated
+    (``AGE``), the durations
     derivable from their years (differences, counted either way), and the term sets of the
     clean and the planted sentences (an answer may not repeat a planted one)."""
 
@@ -77,6 +78,7 @@ class Support:
         self.contexts: dict[float, list[frozenset[str]]] = {}
         self.arithmetic: dict[float, list[frozenset[str]]] = {}
         self.clean: list[frozenset[str]] = []
+        self.ages: set[float] = set()
         self.planted: list[frozenset[str]] = []
         self.planted_words: list[frozenset[str]] = []
         for sentence, is_planted in _sentences(texts):
@@ -86,6 +88,7 @@ class Support:
                 self.planted_words.append(frozenset(fold(w) for w in WORD.findall(sentence)))
                 continue
             self.clean.append(terms)
+            self.ages |= stated_ages(sentence)
             self.words.update(fold(w) for w in WORD.findall(sentence))
             values = [value for _, value in numbers(sentence)]
             for value in values:
@@ -148,6 +151,12 @@ class Support:
             if reporter - self.planted[best]:
                 return False
         return True
+
+
+def stated_ages(text: str) -> set[float]:
+    """The numbers ``AGE`` reads as ages in a text."""
+    return {value for match in AGE.finditer(text) for group in match.groups() if group
+            for _, value in numbers(group)}
 
 
 def _is_year(value: float) -> bool:
@@ -216,8 +225,9 @@ def unsupported(sentence: str, support: Support, question_words: frozenset[str],
     answers the question it was asked).
 
     The age of a person (``AGE`` in a sentence that says ``he``, ``I``, ... or a term of the
-    site's name, ``people``) must be stated: no duration or sum supports it. In such a sentence
-    with a ``PRIVATE`` word, every number must be stated beside one of those words.
+    site's name, ``people``) must be stated as an age (``AGE`` in a support sentence): no
+    duration, sum or other mention of the number supports it. In such a sentence with a
+    ``PRIVATE`` word, every number must be stated beside one of those words.
 
     A sentence, or one of its clauses, that is not negated and echoes planted text without
     reporting it as someone else's words makes the whole sentence one claim, ``planted``: it
@@ -239,16 +249,15 @@ def unsupported(sentence: str, support: Support, question_words: frozenset[str],
     terms = own | question_terms
     text = plain(sentence)
     personal = PERSONAL.search(text) is not None or not people.isdisjoint(own)
-    ages = {value for match in AGE.finditer(text) for group in match.groups() if group
-            for _, value in numbers(group)} if personal else set()
+    ages = stated_ages(text) if personal else set()
     private = frozenset(_content_terms(support.tokenize(" ".join(PRIVATE.findall(text))))
                         ) if personal else frozenset()
     out: list[Claim] = []
     for claim in claims(sentence, support.tokenize):
         if claim.kind == "number":
             value = numbers(claim.text)[0][1]
-            ok = support.has_number(value, private or terms,
-                                    computed=not private and value not in ages)
+            ok = (value in support.ages if value in ages
+                  else support.has_number(value, private or terms, computed=not private))
         else:
             ok = support.has_word(claim.text)
         folded = fold(claim.text)
