@@ -117,15 +117,17 @@ def test_the_rewritten_question_is_searched_answered_and_shown(example_index, sc
 
 @pytest.mark.parametrize(("mode", "outcome"), [("invented", "rejected_invented"),
                                                ("truncated", "rejected_truncated")])
-def test_a_rejected_rewrite_leaves_the_question_as_asked(example_index, scripted, mode,
-                                                         outcome):
+def test_a_rejected_rewrite_leaves_the_question_as_asked_searched_with_the_answers(
+        example_index, scripted, mode, outcome):
     upstream, stream, seen = ask_followup(example_index, scripted, mode)
     answered = upstream.requests[-1]
     assert last_user(answered).endswith(f"Question: {ASK.question}")
     assert "Munich" not in json.dumps(answered)
     sources = next(e["sources"] for e in stream.events if "sources" in e)
+    with_answers = example_index.search(ASK.question, [spoken(h["answer"]) for h in HISTORY])
     as_asked = example_index.search(ASK.question, [h["question"] for h in HISTORY]).hits
-    assert [s["url"] for s in sources] == [h.passage.url for h in as_asked]
+    assert with_answers.answerable and with_answers.hits != as_asked
+    assert [s["url"] for s in sources] == [h.passage.url for h in with_answers.hits]
     assert "standalone" not in (stream.terminal or {})
     assert seen["followups"]["outcomes"] == {outcome: 1}
 

@@ -279,19 +279,20 @@ async def standalone(gateway: Gateway, ask: AskRequest, hits: Sequence[Hit]
                      ) -> tuple[AskRequest, Sequence[Hit]]:
     """A follow-up rewritten to stand alone (when that is on) and the passages its search
     finds with the earlier answers in view (a rewrite joining two questions only searches:
-    the request stays as asked); the request and passages as they were when it is not
-    rewritten, or when the gate refuses the rewrite. No passages (the gate refused the
-    question as asked) and no rewrite the gate passes mean a refusal."""
+    the request stays as asked); a follow-up the rewrite leaves as asked is searched the same
+    way. The passages stay as they were when the gate refuses that search. No passages (the
+    gate refused the question as asked) and no rewrite the gate passes mean a refusal."""
     settings = gateway.config.followups
     if settings is None or not rewrites_followup(gateway, ask):
         return ask, hits
     rewritten = await followup.rewrite(gateway, settings, ask)
-    if rewritten.searched == ask.question:
+    if not hits and rewritten.searched == ask.question:
         return ask, hits
-    # The rewrite is searched with the earlier answers in view: "Why did Teo leave Berlin?"
-    # alone finds the Lisbon post's "why leave a good job"; after "In June 2020, to join
-    # Northwind Maps." it finds the move's own post. The earlier question would name the wrong
-    # place after "Where did Teo work before Northwind Maps?".
+    # Searched with the earlier answers in view: "Why did Teo leave Berlin?" alone finds the
+    # Lisbon post's "why leave a good job"; after "In June 2020, to join Northwind Maps." it
+    # finds the move's own post. The earlier question would name the wrong place after "Where
+    # did Teo work before Northwind Maps?", and after "What award did Teo win in 2021?" a
+    # rejected rewrite of "What came with the prize?" found the award, not the post about it.
     result = await asyncio.to_thread(gateway.index.search, rewritten.searched,
                                      [routing.spoken(h.answer) for h in ask.history], "hybrid",
                                      gateway.search_depth)

@@ -8,7 +8,8 @@ that the conversation does not (`check`), so a model cannot slip a fact or an in
 in. The hybrid search and the answer prompt then read it. A rewrite that joins the earlier
 question to this one ("What did Teo win in 2021? What came with the prize?") only searches:
 the model, which sees the history, answers the question as asked rather than two at once. A
-failed or rejected rewrite leaves the question as asked.
+failed or rejected rewrite leaves the question as asked, which is searched with the earlier
+answers in view too.
 """
 
 from __future__ import annotations
