@@ -303,12 +303,6 @@ function* supportSentences(texts) {
   for (const text of texts) for (const [sentence, isPlanted] of planted(text)) yield [sentence.text, isPlanted];
 }
 
-/**
- * What an answer may state: the words of the evidence and the stable facts (less planted
- * sentences: an injection attempt and the rest of its paragraph; fiction apart, only good for
- * denials), each number with the terms of the sentences that state it, the durations derivable
- * from their years, and the term sets of the clean and the planted sentences.
- */
 /** The numbers `AGE` reads as ages in a text. */
 function statedAges(text) {
   const ages = new Set();
@@ -318,6 +312,13 @@ function statedAges(text) {
   return ages;
 }
 
+/**
+ * What an answer may state: the words of the evidence and the stable facts (less planted
+ * sentences: an injection attempt and the rest of its paragraph; fiction apart, only good for
+ * denials), each number with the terms of the sentences that state it, the ages stated
+ * (`AGE`), the durations derivable from their years, and the term sets of the clean and the
+ * planted sentences.
+ */
 export class Support {
   /**
    * @param {string[]} texts the non-fiction evidence texts and the system prompt

@@ -67,9 +67,9 @@ class Support:
     """What an answer may state: the words of the evidence and the stable facts (less planted
     sentences: an injection attempt and the rest of its paragraph; fiction apart, only good
     for denials), each number with the terms of the sentences that state it, the ages stated
-    (``AGE``), the durations
-    derivable from their years (differences, counted either way), and the term sets of the
-    clean and the planted sentences (an answer may not repeat a planted one)."""
+    (``AGE``), the durations derivable from their years (differences, counted either way), and
+    the term sets of the clean and the planted sentences (an answer may not repeat a planted
+    one)."""
 
     def __init__(self, texts: Iterable[str], tokenize: Callable[[str], list[str]],
                  reference_year: int | None = None, fiction: Iterable[str] = ()) -> None:
