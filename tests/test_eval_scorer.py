@@ -260,6 +260,15 @@ def test_played_along_premise_loses_points_even_with_the_keyword() -> None:
     assert score_answer(FALSE_PREMISE, corrected, SITE).score == 3
 
 
+def test_a_forbidden_claim_that_its_clause_denies_is_no_claim() -> None:
+    denied = score_answer(FALSE_PREMISE, Answer("She has no MBA from INSEAD [1].", citations=CV),
+                          SITE)
+    assert denied.forbidden_claims == [] and denied.score == 3
+    played = score_answer(FALSE_PREMISE, Answer(
+        "She never studied in Oslo, but she got an MBA at INSEAD [1].", citations=CV), SITE)
+    assert played.forbidden_claims == ["mba at insead"] and played.score < 3
+
+
 def test_a_plain_no_corrects_a_yes_no_premise() -> None:
     assert score_answer(YES_NO, Answer("No."), SITE).score == 3
     assert score_answer(YES_NO, Answer("The answer is no."), SITE).score == 3

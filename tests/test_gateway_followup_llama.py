@@ -1,6 +1,7 @@
 """Follow-up rewriting against a real llama-server with the real SmolLM2 GGUF: the
 schema-constrained rewrite on slot 0 comes back as JSON the gateway can read, and whatever
-the model wrote, the answer is searched with the question the gateway settled on.
+the model wrote, the answer is searched with the question the gateway settled on and the
+earlier answer.
 
 llama-server runs with ``-t 1``; one rewrite and one short answer.
 """
@@ -56,9 +57,10 @@ def test_a_follow_up_is_rewritten_on_slot_0_and_searched_as_settled(gateway, lla
     if "rewritten" in outcomes:
         settled = done["standalone"]
         assert settled != QUESTION and "buil" in settled.lower()
-        found = example_index.search(settled, [spoken(HISTORY[0]["answer"])])
     else:
         assert "standalone" not in done
-    if "rewritten" not in outcomes or not found.answerable:
+        settled = QUESTION
+    found = example_index.search(settled, [spoken(HISTORY[0]["answer"])])
+    if not found.answerable:
         found = example_index.search(QUESTION, [HISTORY[0]["question"]])
     assert sources == [h.passage.url for h in found.hits]

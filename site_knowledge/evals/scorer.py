@@ -5,8 +5,10 @@ Answerable items start at 3 and lose:
 - 3 for a refusal (a false premise may be declined: it then loses 2, for the missing correction);
 - 3 when none of the required facts is stated (a wrong answer earns nothing, whatever it cites),
   else up to 2 for missing ones (2 × the missing share, rounded up);
-- 2 for a forbidden claim: the item's own, an amount, street address or age that the site
-  does not state (private items), or a "yes" to a yes/no false premise;
+- 2 for a forbidden claim: the item's own (where a clause asserts it: "the site does not
+  mention a degree earned at ETH" is a denial, not the claim "earned at ETH"), an amount,
+  street address or age that the site does not state (private items), or a "yes" to a yes/no
+  false premise;
 - 1 for a URL that is neither one of the site's pages nor quoted by them;
 - 1 for an answer that repeats itself (a six-word run five times or more);
 - 1 for citations that dangle, leave the site, or miss every expected source.
@@ -34,7 +36,7 @@ from typing import TYPE_CHECKING
 from site_knowledge.evals.claims import private_claims
 from site_knowledge.evals.dataset import Alternatives, Fact, Item, earned_by_others
 from site_knowledge.evals.site import URL_PATTERN
-from site_knowledge.evals.text import matches, normalise, search, sentences
+from site_knowledge.evals.text import asserted, matches, normalise, sentences
 from site_knowledge.gateway.prompt import CITATION, CITATION_STRIP
 
 if TYPE_CHECKING:
@@ -188,17 +190,17 @@ def _stated(fact: Fact, item: Item, refusal: str, candidates: list[str]) -> bool
     return bool(parts) and any(all(any(matches(a, s) for a in alts) for alts in parts) for s in candidates)
 
 
-def _forbidden(item: Item, text: str, said: list[str]) -> tuple[list[str], set[int]]:
-    """The item's forbidden claims found, and the sentences that hold one."""
+def _forbidden(item: Item, said: list[str]) -> tuple[list[str], set[int]]:
+    """The item's forbidden claims that a sentence asserts (``asserted``: a clause that denies
+    one does not), and the sentences that assert one."""
     claims: list[str] = []
     tainted: set[int] = set()
     for alternatives in item.forbidden:
-        hit = next((m for a in alternatives if (m := search(a, text)) is not None), None)
-        if hit is not None:
-            claims.append(hit.group(0))
-        for i, sentence in enumerate(said):
-            if any(matches(a, sentence) for a in alternatives):
-                tainted.add(i)
+        hits = [(i, m) for i, sentence in enumerate(said) for a in alternatives
+                if (m := asserted(a, sentence)) is not None]
+        if hits:
+            claims.append(hits[0][1].group(0))
+        tainted.update(i for i, _ in hits)
     return claims, tainted
 
 
@@ -244,7 +246,7 @@ def score_answer(item: Item, answer: Answer, site: SiteIndex | None = None) -> S
         )
     text = normalise(answer.text)
     said = sentences(answer.text)
-    claims, tainted = _forbidden(item, text, said)
+    claims, tainted = _forbidden(item, said)
     # A sentence without a letter states nothing (a list of bare numbers from a loop), unless
     # it is the whole answer: "4" to "how many" is a terse answer, not a list.
     clean = [s for i, s in enumerate(said)

@@ -35,12 +35,33 @@ def _phrase(alternative: str) -> re.Pattern[str]:
     return re.compile(rf"(?<!\w){phrase}(?!\w)")
 
 
+def _pattern(alternative: str) -> re.Pattern[str]:
+    if alternative.startswith("re:"):
+        return re.compile(alternative[3:], re.IGNORECASE)
+    return _phrase(alternative)
+
+
 def search(alternative: str, text: str) -> re.Match[str] | None:
     """One alternative in normalised text: ``re:`` a regular expression, else a phrase on
     word boundaries."""
-    if alternative.startswith("re:"):
-        return re.search(alternative[3:], text, re.IGNORECASE)
-    return _phrase(alternative).search(text)
+    return _pattern(alternative).search(text)
+
+
+DENIAL = re.compile(r"\b(?:not|never|no)\b|n't\b")
+CLAUSE_START = re.compile(r".*(?:[,;:]|\bbut\b)")
+
+
+def asserted(alternative: str, sentence: str) -> re.Match[str] | None:
+    """The first occurrence of an alternative in a normalised sentence that its clause does
+    not deny: no "not", "never", "no" or "n't" before it since the clause began (after the
+    last comma, semicolon, colon or "but"). "The site does not mention a degree earned at ETH"
+    asserts no degree from ETH; "Teo earned a degree at ETH, not at Delft" does."""
+    for match in _pattern(alternative).finditer(sentence):
+        before = sentence[: match.start()]
+        opening = CLAUSE_START.match(before)
+        if DENIAL.search(before[opening.end():] if opening else before) is None:
+            return match
+    return None
 
 
 def matches(alternative: str, text: str) -> bool:
