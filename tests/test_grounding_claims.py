@@ -126,38 +126,38 @@ def test_a_sum_or_difference_of_one_sentence_s_numbers_is_supported_with_common_
                                         frozenset())] == ["2"]
 
 
+TEO = frozenset({"teo"})
+
+
+def _unsupported_of_teo(sentence: str, support: Support) -> list[str]:
+    """The claims ``unsupported`` finds in a sentence, the site being Teo's."""
+    return [c.text for c in unsupported(sentence, support, frozenset(), people=TEO)]
+
+
 def test_a_person_s_age_is_never_computed():
     years = Support(["tidewater was released in 2017 and pg-shadow in 2019."], tokenize)
-    people = frozenset({"teo"})
-    assert [c.text for c in unsupported("Teo is 2 years old.", years, frozenset(),
-                                        people=people)] == ["2"]
+    assert _unsupported_of_teo("Teo is 2 years old.", years) == ["2"]
     assert [c.text for c in unsupported("He was aged 2 then.", years, frozenset())] == ["2"]
     # a thing's age may be a duration between stated years
-    assert unsupported("tidewater was 2 years old when pg-shadow came out.", years,
-                       frozenset(), people=people) == []
+    assert _unsupported_of_teo("tidewater was 2 years old when pg-shadow came out.", years) == []
 
 
 def test_a_person_s_age_is_supported_only_by_a_stated_age():
     stated = Support(["Teo studied in Delft for 3 years.",
                       "Teo was 30 years old when he moved to Berlin."], tokenize)
-    people = frozenset({"teo"})
-    assert [c.text for c in unsupported("Teo is 3 years old.", stated, frozenset(),
-                                        people=people)] == ["3"]
-    assert unsupported("Teo moved to Berlin aged 30.", stated, frozenset(), people=people) == []
-    assert unsupported("Teo studied in Delft for 3 years.", stated, frozenset(),
-                       people=people) == [], "a duration is not an age"
+    assert _unsupported_of_teo("Teo is 3 years old.", stated) == ["3"]
+    assert _unsupported_of_teo("Teo moved to Berlin aged 30.", stated) == []
+    assert _unsupported_of_teo("Teo studied in Delft for 3 years.", stated) == [], (
+        "a duration is not an age")
 
 
 def test_a_number_beside_a_private_word_must_be_stated_beside_it():
     stated = Support(["Teo built it in under 3 hours in 2017.",
                       "Teo's monthly rent in Lisbon was 480 euros."], tokenize)
-    people = frozenset({"teo"})
-    assert [c.text for c in unsupported("Teo has 3 children.", stated, frozenset(),
-                                        people=people)] == ["3"]
-    assert [c.text for c in unsupported("Teo married in 2017.", stated, frozenset(),
-                                        people=people)] == ["2017"]
+    assert _unsupported_of_teo("Teo has 3 children.", stated) == ["3"]
+    assert _unsupported_of_teo("Teo married in 2017.", stated) == ["2017"]
     assert unsupported("His rent was 480 euros.", stated, frozenset()) == []
-    assert unsupported("Teo built it in 3 hours.", stated, frozenset(), people=people) == []
+    assert _unsupported_of_teo("Teo built it in 3 hours.", stated) == []
 
 
 def test_a_clause_that_echoes_an_injection_is_not_saved_by_another_clause_s_negation():
