@@ -1,12 +1,13 @@
 """Re-ground the answers a gateway battery report kept with today's grounding, and rescore them.
 
-A gateway report keeps each answer as the visitor saw it and the passages the model was given
-(url and title). This rebuilds that evidence from a build of the same site, grounds the kept
-answer again with the current checks, and scores the answers they change (a claim removed,
-or the answer worded differently) with the current scorer: what a grounding change does to
-real model answers, without running the model again. Answers the engine refused, or whose
-evidence is gone from the build, are left as they were; so are answers whose only change
-would be their markers (a kept text was already grounded once).
+A gateway report keeps each answer as the visitor saw it, the model's own text where grounding
+changed it (``streamed_answer``), and the passages the model was given (url and title). This
+rebuilds that evidence from a build of the same site, grounds the model's text again with the
+current checks, and scores the answers whose visible text changes (a claim removed, or the
+answer worded differently) with the current scorer: what a grounding change does to real
+model answers, without running the model again. Answers the engine refused, or whose evidence
+is gone from the build, are left as they were; so are answers whose only change would be
+their markers.
 
     .venv/bin/python evals/reground.py REPORT.json SITE_DIR [--battery v2]
 """
@@ -63,9 +64,10 @@ def reground(report: dict[str, Any], site_dir: Path, battery: str = "v2") -> lis
         evidence = [passages.get((c["url"], c["title"])) for c in q["evidence"]]
         if q.get("engine_refused", q["refused"]) or not evidence or None in evidence:
             continue
-        result = grounding.ground(q["answer"], q.get("standalone") or q["question"],
+        result = grounding.ground(q.get("streamed_answer") or q["answer"],
+                                  q.get("standalone") or q["question"],
                                   [p for p in evidence if p is not None])
-        if not result.removed and strip_citations(result.text) == strip_citations(q["answer"]):
+        if strip_citations(result.text) == strip_citations(q["answer"]):
             continue
         given = [Citation(c["n"], c["url"], c["title"]) for c in q["evidence"]]
         answer = Answer(result.text, [given[n - 1] for n in result.cited],

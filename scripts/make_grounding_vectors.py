@@ -223,6 +223,16 @@ UNSUPPORTED = [
     ("She wants to move to Oslo, but she is not looking for a new job.", ""),
     ("Mira is not looking for a new job and does not want to move to Oslo.", ""),
 ]
+COMPLETED = [  # names cut short, written whole before the rest of the name (Support.completed)
+    "Mir Kovačević leads the platform team.",
+    "She worked at Nordl GmbH, then at Brightw AG.",
+    "Mira Kovač leads it.",
+    "She read Robert Nyst on interpreters.",
+    "She met Mir in Köln.",
+    "Mi Kovačević is here.",
+    "Nordl, GmbH",
+    "Brightwà AG, in Zürich.",
+]
 ATTRIBUTION = [  # sentence, passages, question (its terms join a terse sentence's)
     ("Mira Kovačević is a data engineer in Zürich.", [0, 1, 2], ""),
     ("tidepool is a Rust crate for streaming joins [1].", [2, 3], ""),
@@ -351,6 +361,7 @@ GROUND = [
     ("Does Mira fly cargo planes out of Reykjavík?", [0, 8], "The site does not say."),
     ("Does Mira fly cargo planes?", [8, 0], "Mira flies cargo planes [1]."),
     ("Why did Mira leave the team in Köln?", [1, 0], "The site does not say why she left."),
+    ("Who leads the platform team?", [0], "Mir Kovačević leads the platform team at Brightw AG."),
     ("What did Mira do at Nordlicht?", [0, 1],
      "At Nordlicht GmbH in Köln she built the billing pipeline; she leads the platform team [1]."),
 ]
@@ -555,6 +566,7 @@ def build(with_unicode: bool = True) -> dict[str, Any]:
             "fiction_words": sorted(support.fiction_words),
             "planted": sorted(sorted(terms) for terms in support.planted),
         },
+        "completed": [{"sentence": s, "completed": support.completed(s)} for s in COMPLETED],
         "unsupported": [
             {"sentence": s, "question": q, "people": sorted(site_terms),
              "premises": sorted(premises), "claims": [

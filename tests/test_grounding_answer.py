@@ -82,6 +82,15 @@ def test_repeated_sentences_are_dropped_without_calling_the_answer_ungrounded(gr
     assert result.text == line and result.changed and result.grounded
 
 
+def test_a_name_the_repetition_penalty_cut_short_is_written_whole(grounding):
+    question = "Where did Teo study for his bachelor's degree?"
+    evidence = evidence_for(grounding, question)
+    answer = "Teod Varga studied for his bachelor's degree in Budapest, Hungary."
+    result = grounding.ground(answer, question, evidence)
+    assert result.text == "Teodor Varga studied for his bachelor's degree in Budapest, Hungary."
+    assert result.changed and result.grounded and not result.removed
+
+
 def test_a_marker_pointing_at_the_wrong_passage_is_replaced(grounding):
     question = "What is tidewater?"
     evidence = [*evidence_for(grounding, "What is slotmeter?")[:1],

@@ -171,3 +171,16 @@ def test_a_clause_that_echoes_an_injection_is_not_saved_by_another_clause_s_nega
         "but that isn't true.",
         "Teo is not actively looking for a new job.")]
     assert kinds_of == [["planted"], ["planted"], [], []]
+
+
+def test_a_name_cut_short_before_the_rest_of_it_is_written_whole():
+    people = Support(["Teodor Varga lives in Vienna.", "Berlin is where Kestrel Analytics is."],
+                     tokenize)
+    assert people.completed("Teod Varga studied in Budapest.") == \
+        "Teodor Varga studied in Budapest."
+    assert people.completed("Kest Analytics is in Berlin.") == "Kestrel Analytics is in Berlin."
+    for untouched in ("He met Teod in Berlin.", "Teod, Varga said so.", "Te Varga is here.",
+                      "Teodora Varga", "Teodor Varga lives in Vienna."):
+        assert people.completed(untouched) == untouched
+    assert [c.text for c in unsupported("He met Teod in Berlin.", people, frozenset())] == \
+        ["Teod"], "a cut name that is not followed by the rest of it stays a claim"

@@ -12,7 +12,9 @@ import {
   isAlpha,
   isCombining,
   isDigit,
+  isSpace,
   isUpper,
+  length,
   pyExec,
   pyRegex,
   pySearch,
@@ -272,6 +274,8 @@ const ECHO_SHARE = 0.5;
 const ECHO_MIN_TERMS = 3;
 /** A sum or difference needs more common ground than a stated number: two shared terms. */
 const ARITHMETIC_SHARED = 2;
+/** Least letters of a capitalised word that Support.completed reads as a name cut short. */
+const CUT_NAME = 3;
 const FIRST_YEAR = 1900;
 const LAST_YEAR = 2100;
 const isYear = (v) => Number.isInteger(v) && v >= FIRST_YEAR && v <= LAST_YEAR;
@@ -279,6 +283,18 @@ const isYear = (v) => Number.isInteger(v) && v >= FIRST_YEAR && v <= LAST_YEAR;
 /** The terms that are not numbers (a number never supports itself). */
 function contentTerms(terms) {
   return terms.filter((t) => !chars(t).every(isDigit) && !NUMBER_WORDS.has(t));
+}
+
+/** Each word of the text (WORD) with the word after it, where only white space lies between them,
+ * and where the first starts. */
+function adjacentWords(text) {
+  const matches = [...text.matchAll(WORD)];
+  const out = [];
+  for (let i = 0; i + 1 < matches.length; i++) {
+    const gap = text.slice(matches[i].index + matches[i][0].length, matches[i + 1].index);
+    if (gap && chars(gap).every(isSpace)) out.push([matches[i][0], matches[i + 1][0], matches[i].index]);
+  }
+  return out;
 }
 
 function shares(a, b) {
@@ -335,6 +351,7 @@ export class Support {
     this.ages = new Set();
     this.planted = [];
     this.plantedWords = [];
+    this.namesBefore = new Map();
     for (const [sentence, isPlanted] of supportSentences(texts)) {
       const terms = new Set(contentTerms(tokenizeText(sentence)));
       if (isPlanted) {
@@ -345,6 +362,11 @@ export class Support {
       this.clean.push(terms);
       for (const age of statedAges(sentence)) this.ages.add(age);
       for (const w of wordsOf(sentence)) this.words.add(fold(w));
+      for (const [word, following] of adjacentWords(sentence)) {
+        if (!isUpper(chars(word)[0])) continue;
+        if (!this.namesBefore.has(fold(following))) this.namesBefore.set(fold(following), new Set());
+        this.namesBefore.get(fold(following)).add(word);
+      }
       const values = numbers(sentence).map(([, value]) => value);
       for (const value of values) {
         if (!this.contexts.has(value)) this.contexts.set(value, []);
@@ -392,6 +414,25 @@ export class Support {
 
   hasWord(word) {
     return this.words.has(fold(word));
+  }
+
+  /** The sentence with each capitalised word of CUT_NAME letters or more that the support never
+   * uses written whole, where it begins exactly one longer capitalised word that a support
+   * sentence writes before the same next word: "Teod Varga" becomes "Teodor Varga". */
+  completed(sentence) {
+    let out = "";
+    let last = 0;
+    for (const [word, following, start] of adjacentWords(sentence)) {
+      if (length(word) < CUT_NAME || !isUpper(chars(word)[0]) || this.hasWord(word)) continue;
+      const cut = fold(word);
+      const whole = new Set([...(this.namesBefore.get(fold(following)) || [])]
+        .filter((w) => length(w) > length(word) && fold(w).startsWith(cut)));
+      if (whole.size === 1) {
+        out += sentence.slice(last, start) + [...whole][0];
+        last = start + word.length;
+      }
+    }
+    return out + sentence.slice(last);
   }
 
   /** The terms (of the sentence or one of its clauses) are mostly a planted sentence's, more
@@ -863,13 +904,19 @@ export function ground(answer, context, checkClaims = true) {
   const removed = [];
   const seen = new Set();
   let dropped = false;
-  for (const sentence of sentences(answer)) {
+  let rewritten = false;
+  for (let sentence of sentences(answer)) {
     const key = splitSpace(plain(sentence.text).toLowerCase()).join(" ");
     if (seen.has(key)) {
       dropped = true;
       continue;
     }
     seen.add(key);
+    const completed = checkClaims ? context.support.completed(sentence.text) : sentence.text;
+    if (completed !== sentence.text) {
+      sentence = { ...sentence, text: completed };
+      rewritten = true;
+    }
     const bad = checkClaims ? unsupported(sentence.text, context.support, questionWords, questionTerms, context.siteTerms || [], premises) : [];
     if (bad.length) {
       removed.push(...bad);
@@ -883,7 +930,6 @@ export function ground(answer, context, checkClaims = true) {
   }
   const cited = [];
   const pieces = [];
-  let rewritten = false;
   for (const sentence of kept) {
     const own = markersOf(sentence.text);
     const valid = validMarkers(sentence.text, passages, context.lexicon);

@@ -101,10 +101,11 @@ class Context:
 def ground(answer: str, context: Context, check_claims: bool = True) -> Grounded:
     """Check a finished answer against its evidence and the stable facts.
 
-    Repeated sentences are dropped (small models loop); sentences with numbers or names that
-    the support never states are removed; model-written ``[n]`` that point at a passage
-    without the sentence's words are dropped; each remaining sentence is attributed to the
-    passages holding its words. When nothing supported remains, or the answer affirms a
+    Repeated sentences are dropped (small models loop); with the claim check, a name cut short
+    is written whole (``Support.completed``) and sentences with numbers or names that the
+    support never states are removed; model-written ``[n]`` that point at a passage without
+    the sentence's words are dropped; each remaining sentence is attributed to the passages
+    holding its words. When nothing supported remains, or the answer affirms a
     premise of the question that no one place of the evidence holds together, the answer says
     it cannot answer reliably and quotes the evidence sentence closest to the question, cited.
     """
@@ -119,13 +120,17 @@ def ground(answer: str, context: Context, check_claims: bool = True) -> Grounded
     kept: list[Sentence] = []
     removed: list[Claim] = []
     seen: set[str] = set()
-    dropped = False
+    dropped = rewritten = False
     for sentence in sentences(answer):
         key = " ".join(plain(sentence.text).lower().split())
         if key in seen:
             dropped = True
             continue
         seen.add(key)
+        completed = context.support.completed(sentence.text) if check_claims else sentence.text
+        if completed != sentence.text:
+            sentence = Sentence(completed, sentence.start, sentence.end)
+            rewritten = True
         bad = (unsupported(sentence.text, context.support, question_words, question_terms,
                            context.site_terms, premises)
                if check_claims else [])
@@ -138,7 +143,6 @@ def ground(answer: str, context: Context, check_claims: bool = True) -> Grounded
         return _replacement(context, removed)
     cited: list[int] = []
     pieces: list[str] = []
-    rewritten = False
     for sentence in kept:
         own = [int(m) for m in CITATION.findall(sentence.text)]
         valid = valid_markers(sentence.text, context.passages, context.lexicon)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from itertools import combinations
+from itertools import combinations, pairwise
 
 from .injection import planted
 from .text import NUMBER_WORDS, WORD, fold, is_negated, numbers, plain
@@ -50,6 +50,8 @@ REPORTED = re.compile(r"\b(?:told|tells?|says?|said|claim(?:s|ed)?|ask(?:s|ed)|"
                       r"instruct(?:s|ed)|wr(?:ote|ites)|according\s+to)\b", re.IGNORECASE)
 """Reported speech: a sentence that says who said the planted words describes them, unless the
 planted sentence itself says it ("Teo has told us that ...")."""
+CUT_NAME = 3
+"""Least letters of a capitalised word that ``Support.completed`` reads as a name cut short."""
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,7 @@ class Support:
         self.ages: set[float] = set()
         self.planted: list[frozenset[str]] = []
         self.planted_words: list[frozenset[str]] = []
+        self.names_before: dict[str, set[str]] = {}
         for sentence, is_planted in _sentences(texts):
             terms = frozenset(_content_terms(tokenize(sentence)))
             if is_planted:
@@ -90,6 +93,9 @@ class Support:
             self.clean.append(terms)
             self.ages |= stated_ages(sentence)
             self.words.update(fold(w) for w in WORD.findall(sentence))
+            for word, following, _ in _adjacent_words(sentence):
+                if word[0].isupper():
+                    self.names_before.setdefault(fold(following), set()).add(word)
             values = [value for _, value in numbers(sentence)]
             for value in values:
                 self.contexts.setdefault(value, []).append(terms)
@@ -127,6 +133,24 @@ class Support:
 
     def has_word(self, word: str) -> bool:
         return fold(word) in self.words
+
+    def completed(self, sentence: str) -> str:
+        """The sentence with each capitalised word of ``CUT_NAME`` letters or more that the
+        support never uses written whole, where it begins exactly one longer capitalised word
+        that a support sentence writes before the same next word: "Teod Varga" becomes
+        "Teodor Varga" (the repetition penalty cuts a name the prompt repeats)."""
+        out: list[str] = []
+        last = 0
+        for word, following, start in _adjacent_words(sentence):
+            if len(word) < CUT_NAME or not word[0].isupper() or self.has_word(word):
+                continue
+            cut = fold(word)
+            whole = {w for w in self.names_before.get(fold(following), ())
+                     if len(w) > len(word) and fold(w).startswith(cut)}
+            if len(whole) == 1:
+                out.append(sentence[last:start] + whole.pop())
+                last = start + len(word)
+        return "".join(out) + sentence[last:]
 
     def echoes_planted(self, sentence: str, terms: frozenset[str], end: int | None = None
                        ) -> bool:
@@ -169,6 +193,14 @@ def _sentences(texts: Iterable[str]) -> Iterable[tuple[str, bool]]:
     for text in texts:
         for sentence, is_planted in planted(text):
             yield sentence.text, is_planted
+
+
+def _adjacent_words(text: str) -> Iterable[tuple[str, str, int]]:
+    """Each word of the text (``WORD``) with the word after it, where only white space lies
+    between them, and where the first starts."""
+    for match, following in pairwise(WORD.finditer(text)):
+        if text[match.end():following.start()].isspace():
+            yield match.group(0), following.group(0), match.start()
 
 
 def _content_terms(terms: Iterable[str]) -> list[str]:

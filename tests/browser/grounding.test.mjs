@@ -142,6 +142,10 @@ test("support: words, numbers and durations", () => {
   assert.deepEqual(fullSupport.planted.map((terms) => [...terms].sort()).sort(), V.support.planted);
 });
 
+for (const c of V.completed) {
+  test(`completed ${show(c.sentence)}`, () => assert.equal(fullSupport.completed(c.sentence), c.completed));
+}
+
 for (const c of V.unsupported) {
   test(`unsupported ${show(c.sentence)}`, () => {
     const questionWords = new Set((c.question.match(pyRegex(PYTHON_PATTERNS.WORD[0], { global: true })) || []).map(fold));
