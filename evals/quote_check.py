@@ -43,7 +43,7 @@ def check(eval_set: EvalSet, site_dir: Path) -> QuoteCounts:
     """Count, for the set's answerable questions without history, where the quotes point."""
     from site_knowledge.evals.dataset import load_questions
     from site_knowledge.evals.site import SiteIndex
-    from site_knowledge.grounding.answer import RELEVANT_SHARE, RELEVANT_SHARED, Context, nearest_note
+    from site_knowledge.grounding.answer import Context, decline_note, nearest_note
     from site_knowledge.grounding.claims import Support
 
     reader = SiteReader(site_dir)
@@ -55,9 +55,10 @@ def check(eval_set: EvalSet, site_dir: Path) -> QuoteCounts:
             continue
         given = reader.given(q.question)
         context = Context([e.passage() for e in given], Support([], grounding.index.terms),
-                          q.question, grounding.lexicon, facts=grounding.facts,
-                          site_terms=grounding.site_terms)
-        decline_quote = nearest_note(context, RELEVANT_SHARED, RELEVANT_SHARE)
+                          q.question, grounding.lexicon,
+                          grounding.words.unknown_terms(q.question), grounding.facts,
+                          grounding.site_terms)
+        decline_quote = decline_note(context)
         urls = [e.url for e in given]
         questions += 1
         evidence_expected += site.any_expected(urls, q.expected)

@@ -22,4 +22,11 @@ def test_todays_grounding_replaces_the_wrong_yes_and_lowers_no_score(
     assert go.before == "Yes, tidewater is written in Go."
     assert go.kinds == ("affirmation",) and "Rust" in go.after
     assert (go.score_before, go.score_after) == (0, 3)
-    assert all(r.score_after >= r.score_before for r in changed.values())
+    lower = {r.id: r for r in changed.values() if r.score_after < r.score_before}
+    # The model wrote a correct denial, "The site does not mention any MBA thesis by Teod
+    # Varga."; that run's grounding replaced it for the cut name alone and quoted a sentence
+    # about BME, cited. Written whole today, the denial stands, and that run's evidence holds
+    # no term of the question to quote: one citation point less.
+    assert list(lower) == ["false-premise-06"]
+    assert (lower["false-premise-06"].score_before, lower["false-premise-06"].score_after) == (3, 2)
+    assert lower["false-premise-06"].after.endswith("MBA thesis by Teodor Varga.")

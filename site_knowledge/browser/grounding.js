@@ -953,7 +953,7 @@ export function ground(answer, context, checkClaims = true) {
   const correction = premiseCorrection(context, text);
   if (correction) text = strip(`${correction} ${text}`);
   const declines = kept.length > 0 && kept.every((s) => isDecline(s.text));
-  const near = declines ? nearest(context, RELEVANT_SHARED, RELEVANT_SHARE) : null;
+  const near = declines ? declineNote(context) : null;
   if (near !== null) {
     text = `${text} ${near.text}`;
     if (!cited.includes(near.n)) cited.push(near.n);
@@ -1016,12 +1016,22 @@ function replacement(context, removed) {
 
 /** A declining answer is followed by the closest evidence sentence, and fiction is named, only
  * when the sentence shares at least this many of the question's terms, holding this share of
- * their IDF weight. */
+ * their IDF weight (declineNote). */
 const RELEVANT_SHARED = 2;
 const RELEVANT_SHARE = 0.4;
 /** Said, with the fiction's marker, when a fiction sentence is nearer the question than any
  * other (fiction is never quoted). */
 const FICTION_NOTE = "It appears only in the site's fiction ({}), not as fact.";
+
+/** The nearest note that follows an answer that only declines: one meeting the relevance
+ * thresholds, or any when the question names the site (a term of its name) and something it
+ * never mentions (a premise term): the decline denies a false premise about the site. */
+function declineNote(context) {
+  const siteTerms = new Set(context.siteTerms ?? []);
+  const aboutSite = context.lexicon.tokenize(context.question).some((t) => siteTerms.has(t));
+  if ((context.premiseTerms || []).length && aboutSite) return nearest(context);
+  return nearest(context, RELEVANT_SHARED, RELEVANT_SHARE);
+}
 
 /** What to add after an answer that cannot stand ({text, n}: n the passage it cites): the
  * closest sentence, or FICTION_NOTE when a fiction sentence holds more of the question (and

@@ -163,7 +163,7 @@ def ground(answer: str, context: Context, check_claims: bool = True) -> Grounded
     if correction:
         text = f"{correction} {text}".strip()
     declines = bool(kept) and all(is_decline(s.text) for s in kept)
-    nearest = nearest_note(context, RELEVANT_SHARED, RELEVANT_SHARE) if declines else None
+    nearest = decline_note(context) if declines else None
     if nearest is not None:
         text = f"{text} {nearest[0]}"
         cited = [*cited, nearest[1]] if nearest[1] not in cited else cited
@@ -239,7 +239,7 @@ RELEVANT_SHARED = 2
 RELEVANT_SHARE = 0.4
 """A declining answer is followed by the closest evidence sentence, and fiction is named, only
 when the sentence shares at least this many of the question's terms, holding this share of
-their IDF weight."""
+their IDF weight (``decline_note``)."""
 FICTION_NOTE = "It appears only in the site's fiction ({}), not as fact."
 """Said, with the fiction's marker, when a fiction sentence is nearer the question than any
 other (fiction is never quoted)."""
@@ -254,6 +254,18 @@ class Quote:
     text: str
     shared: int
     """How many of the question's terms it holds."""
+
+
+def decline_note(context: Context) -> tuple[str, int] | None:
+    """The nearest note that follows an answer that only declines: one meeting the relevance
+    thresholds, or any when the question names the site (a term of its name) and something it
+    never mentions (a premise term): the decline denies a false premise about the site, and
+    what the site does state follows it as it follows a replaced answer ("The site does not
+    mention any MBA thesis." is followed by the bachelor's thesis it states). A question about
+    something else ("Who won the 2018 football World Cup?") keeps the thresholds."""
+    if context.premise_terms and not context.site_terms.isdisjoint(context.question_terms):
+        return nearest_note(context)
+    return nearest_note(context, RELEVANT_SHARED, RELEVANT_SHARE)
 
 
 def nearest_note(context: Context, min_shared: int = 1, min_share: float = 0.0
