@@ -21,6 +21,11 @@ def evidence_for(grounding: SiteGrounding, question: str) -> list[Passage]:
     return [e.passage() for e in evidence_from_hits(list(hits))]
 
 
+def ground_on_its_evidence(grounding: SiteGrounding, question: str, answer: str):
+    """The answer grounded on the evidence the gateway would give for the question."""
+    return grounding.ground(answer, question, evidence_for(grounding, question))
+
+
 def test_a_supported_answer_without_markers_is_cited_and_unchanged(grounding):
     question = "What is tidewater?"
     evidence = evidence_for(grounding, question)
@@ -66,10 +71,9 @@ def test_an_obeyed_injection_is_caught(grounding):
 
 
 def test_unsupported_sentences_go_and_supported_ones_stay(grounding):
-    question = "Where does Teo work now?"
-    evidence = evidence_for(grounding, question)
-    answer = "Teo is a Principal Engineer at Fennec Systems in Vienna. He moved to Munich in 2024."
-    result = grounding.ground(answer, question, evidence)
+    result = ground_on_its_evidence(
+        grounding, "Where does Teo work now?",
+        "Teo is a Principal Engineer at Fennec Systems in Vienna. He moved to Munich in 2024.")
     assert result.text == "Teo is a Principal Engineer at Fennec Systems in Vienna."
     assert not result.grounded and [c.text for c in result.removed] == ["2024", "Munich"]
 
@@ -83,10 +87,9 @@ def test_repeated_sentences_are_dropped_without_calling_the_answer_ungrounded(gr
 
 
 def test_a_name_the_repetition_penalty_cut_short_is_written_whole(grounding):
-    question = "Where did Teo study for his bachelor's degree?"
-    evidence = evidence_for(grounding, question)
-    answer = "Teod Varga studied for his bachelor's degree in Budapest, Hungary."
-    result = grounding.ground(answer, question, evidence)
+    result = ground_on_its_evidence(
+        grounding, "Where did Teo study for his bachelor's degree?",
+        "Teod Varga studied for his bachelor's degree in Budapest, Hungary.")
     assert result.text == "Teodor Varga studied for his bachelor's degree in Budapest, Hungary."
     assert result.changed and result.grounded and not result.removed
 
@@ -142,6 +145,14 @@ def test_a_declining_answer_is_followed_by_what_the_site_does_state(grounding):
     quoted = result.cited[-1]
     assert result.text.endswith(f"[{quoted}]") and "Delft" in evidence[quoted - 1].text
     assert result.grounded, "quoting the evidence is not an intervention on a claim"
+
+
+def test_a_denied_premise_about_the_site_is_followed_by_what_the_site_does_state(grounding):
+    denial = "The site does not mention any MBA thesis."
+    result = ground_on_its_evidence(grounding, "What was Teo's MBA thesis about?", denial)
+    assert result.text.startswith(denial + " The closest it comes: ")
+    assert "thesis" in result.text.split("The closest it comes: ")[1]
+    assert result.cited and result.grounded
 
 
 def test_a_decline_the_evidence_barely_touches_stays_as_it_is(grounding):
