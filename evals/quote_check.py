@@ -6,7 +6,9 @@ site_knowledge/grounding/SPEC.md, "closest sentence"). For every answerable ques
 history of the retrieval sets (battery v2 on the example, each corpus's own set), searched as
 the gateway searches it, this counts how often the evidence holds an expected page, how often
 the closest sentence cites one (any relevance), and how often the decline completion (its two
-relevance thresholds) quotes and cites one.
+relevance thresholds, at any relevance after a denied premise about the site) quotes and
+cites one; and, for the questions the site cannot answer that the gate lets through, how
+often a decline of them would be followed by a quote (noise after a right decline).
 
     .venv/bin/python evals/quote_check.py [--sites DIR [--reuse]]
 """
@@ -37,6 +39,8 @@ class QuoteCounts:
     quote_expected: int
     declines_quoted: int
     decline_quote_expected: int
+    unanswerable_passed: int
+    unanswerable_quoted: int
 
 
 def check(eval_set: EvalSet, site_dir: Path) -> QuoteCounts:
@@ -50,8 +54,9 @@ def check(eval_set: EvalSet, site_dir: Path) -> QuoteCounts:
     site = SiteIndex.load(site_dir)
     grounding = reader.grounding
     questions = evidence_expected = quote_expected = declines_quoted = decline_expected = 0
+    passed = unanswerable_quoted = 0
     for q in load_questions(eval_set.questions):
-        if not q.expected or q.history:
+        if q.history:
             continue
         given = reader.given(q.question)
         context = Context([e.passage() for e in given], Support([], grounding.index.terms),
@@ -59,6 +64,10 @@ def check(eval_set: EvalSet, site_dir: Path) -> QuoteCounts:
                           grounding.words.unknown_terms(q.question), grounding.facts,
                           grounding.site_terms)
         decline_quote = decline_note(context)
+        if not q.expected:
+            passed += bool(given)
+            unanswerable_quoted += decline_quote is not None
+            continue
         urls = [e.url for e in given]
         questions += 1
         evidence_expected += site.any_expected(urls, q.expected)
@@ -66,7 +75,7 @@ def check(eval_set: EvalSet, site_dir: Path) -> QuoteCounts:
         declines_quoted += decline_quote is not None
         decline_expected += site.any_expected(_cited(decline_quote, urls), q.expected)
     return QuoteCounts(eval_set.name, questions, evidence_expected, quote_expected,
-                       declines_quoted, decline_expected)
+                       declines_quoted, decline_expected, passed, unanswerable_quoted)
 
 
 def _cited(note: tuple[str, int] | None, urls: Sequence[str]) -> list[str]:
@@ -77,10 +86,12 @@ def _cited(note: tuple[str, int] | None, urls: Sequence[str]) -> list[str]:
 def table(rows: Sequence[QuoteCounts]) -> str:
     """The counts as a Markdown table."""
     lines = ["| set | answerable (no history) | evidence holds an expected page | closest "
-             "sentence cites one | decline completion quotes | of which cite one |",
-             "|---|---|---|---|---|---|"]
+             "sentence cites one | decline completion quotes | of which cite one | "
+             "unanswerable, gate passed | decline completion quotes |",
+             "|---|---|---|---|---|---|---|---|"]
     lines += [f"| {r.name} | {r.questions} | {r.evidence_expected} | {r.quote_expected} | "
-              f"{r.declines_quoted} | {r.decline_quote_expected} |" for r in rows]
+              f"{r.declines_quoted} | {r.decline_quote_expected} | {r.unanswerable_passed} | "
+              f"{r.unanswerable_quoted} |" for r in rows]
     return "\n".join(lines)
 
 

@@ -17,5 +17,7 @@ def test_quotes_are_counted_against_the_evidence_and_cite_expected_pages(
     assert counts.quote_expected <= counts.evidence_expected <= counts.questions
     assert counts.decline_quote_expected <= counts.declines_quoted <= counts.questions
     assert counts.quote_expected >= 0.8 * counts.evidence_expected, counts
+    assert counts.unanswerable_passed > 0, "some questions the site cannot answer pass the gate"
+    assert counts.unanswerable_quoted <= counts.unanswerable_passed
     row = quote_check.table([counts]).splitlines()[-1]
     assert row.startswith(f"| battery-v2 | {counts.questions} | {counts.evidence_expected} |")
