@@ -3,11 +3,11 @@
 A gateway report keeps each answer as the visitor saw it, the model's own text where grounding
 changed it (``streamed_answer``), and the passages the model was given (url and title). This
 rebuilds that evidence from a build of the same site, grounds the model's text again with the
-current checks, and scores the answers whose visible text changes (a claim removed, or the
-answer worded differently) with the current scorer: what a grounding change does to real
-model answers, without running the model again. Answers the engine refused, or whose evidence
-is gone from the build, are left as they were; so are answers whose only change would be
-their markers.
+current checks, and scores the answers whose visible text or cited pages change (a claim
+removed, the answer worded differently, a citation gained or lost) with the current scorer:
+what a grounding change does to real model answers, without running the model again. Answers
+the engine refused, or whose evidence is gone from the build, are left as they were; so are
+answers whose only change would be their markers.
 
     .venv/bin/python evals/reground.py REPORT.json SITE_DIR [--battery v2]
 """
@@ -45,6 +45,7 @@ def reground(report: dict[str, Any], site_dir: Path, battery: str = "v2") -> lis
     from site_knowledge.evals.dataset import load_battery
     from site_knowledge.evals.scorer import Answer, Citation, score_answer
     from site_knowledge.evals.site import SiteIndex
+    from site_knowledge.gateway.answer import cited_facts
     from site_knowledge.gateway.prompt import evidence_of, strip_citations
     from site_knowledge.grounding.site import SiteGrounding
     from site_knowledge.retrieval import KnowledgeIndex
@@ -67,11 +68,14 @@ def reground(report: dict[str, Any], site_dir: Path, battery: str = "v2") -> lis
         result = grounding.ground(q.get("streamed_answer") or q["answer"],
                                   q.get("standalone") or q["question"],
                                   [p for p in evidence if p is not None])
-        if strip_citations(result.text) == strip_citations(q["answer"]):
-            continue
         given = [Citation(c["n"], c["url"], c["title"]) for c in q["evidence"]]
-        answer = Answer(result.text, [given[n - 1] for n in result.cited],
-                        grounded=result.grounded, evidence=given)
+        facts = cited_facts(result, grounding.fact_passages, len(given))
+        cited = [*(given[n - 1] for n in result.cited),
+                 *(Citation(c["n"], c["url"], c["title"]) for c in facts)]
+        if strip_citations(result.text) == strip_citations(q["answer"]) and \
+                {c.url for c in cited} == {c["url"] for c in q["citations"]}:
+            continue
+        answer = Answer(result.text, cited, grounded=result.grounded, evidence=given)
         score = score_answer(items[q["id"]], answer, site)
         out.append(Regrounded(q["id"], q["question"], q["answer"], result.text, q["score"],
                               score.score, tuple(c.kind for c in result.removed)))

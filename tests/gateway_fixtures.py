@@ -230,6 +230,12 @@ SCRIPTS: dict[str, list[bytes]] = {
     # An invented amount: what a small model says to a salary question (grounding's input).
     "invented": [_chunk("Teo earns 190 euros"), _chunk(" a month."), _chunk(None, "stop"),
                  b"data: [DONE]\n\n"],
+    # A sentence taken from the system prompt's facts rather than from the excerpts, as the
+    # 1.5B answered a question whose evidence missed the degree (grounding's input).
+    "from_facts": [_chunk("Teodor Varga studied for his bachelor's degree at Budapest "
+                          "University of Technology and Economics"),
+                   _chunk(" from September 2008 to June 2012."), _chunk(None, "stop"),
+                   b"data: [DONE]\n\n"],
 }
 
 

@@ -59,6 +59,22 @@ def test_an_invented_amount_is_replaced_before_done(example_index, scripted):
     assert "190" not in done["text"]
 
 
+def test_a_sentence_only_the_stable_facts_hold_cites_their_passage_after_the_evidence(
+        example_index, scripted):
+    upstream, url = scripted
+    upstream.mode = "from_facts"
+    with ThreadedServer(create_app(example_index, GatewayConfig((url,), limits=GENEROUS))) as server:
+        stream = ask(server.url, "Where in Vienna did Teo study for his bachelor's degree?")
+    upstream.mode = "ok"
+    done = stream.terminal
+    assert done is not None and done["grounded"] is True and "text" not in done
+    sources = next(e["sources"] for e in stream.events if "sources" in e)
+    assert all(s["url"] != "cv/#bme" for s in sources), "the degree is not in the evidence"
+    assert done["citations"] == [{"n": len(sources) + 1, "url": "cv/#bme",
+                                  "title": "Education > Budapest University of Technology "
+                                           "and Economics, BSc"}]
+
+
 def test_grounding_steps_can_be_turned_off_to_measure_them(example_index, scripted):
     upstream, url = scripted
     upstream.mode = "invented"

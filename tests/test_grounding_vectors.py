@@ -30,6 +30,7 @@ def test_the_vectors_cover_every_step_with_hard_cases() -> None:
     assert any(set(c["passages"]) & fiction and not c["grounded"] for c in ground), \
         "fiction supports no claim"
     assert any(c["changed"] and c["grounded"] for c in ground), "a marker or repeat fixed"
+    assert any(c["fact_cited"] for c in ground), "a sentence only the facts hold, cited to them"
     assert {c["injection"] for c in file["injection"]} == {True, False}
     kinds = {kind for c in ground for kind, _ in c["removed"]}
     assert {"affirmation", "premise", "planted", "name", "number"} <= kinds

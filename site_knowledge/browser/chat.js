@@ -326,7 +326,10 @@ class ChatBox {
     const passages = evidence.map(passageOf);
     const checked = await this.worker.call({ type: "ground", answer, question, evidence: passages });
     this.stats.lastCheck = { answer, question, evidence: passages, ...checked };
-    const citations = checked.cited.map((n) => evidence[n - 1]).map((e) => ({ n: e.n, url: e.url, title: e.label }));
+    const citations = [
+      ...checked.cited.map((n) => evidence[n - 1]).map((e) => ({ n: e.n, url: e.url, title: e.label })),
+      ...checked.facts.map((p, k) => ({ n: evidence.length + k + 1, url: p.url, title: p.label })),
+    ];
     return { text: checked.text, citations, grounded: checked.grounded };
   }
 

@@ -5,6 +5,7 @@
 // expression below is its pattern verbatim, translated by pyRegex, and
 // tests/data/grounding_vectors.json holds the two together.
 
+import { headingLabel } from "./prompt.js";
 import { idf as bm25Idf, foldPlural, tokenize } from "./retrieval.js";
 import {
   asciiDigits,
@@ -929,6 +930,8 @@ export function ground(answer, context, checkClaims = true) {
     return replacement(context, removed);
   }
   const cited = [];
+  const factCited = [];
+  const factTerms = (context.factPassages || []).map((p) => new Set(context.lexicon.tokenize(whole(p))));
   const pieces = [];
   for (const sentence of kept) {
     const own = markersOf(sentence.text);
@@ -942,6 +945,11 @@ export function ground(answer, context, checkClaims = true) {
     }
     pieces.push(text);
     for (const n of found) if (!cited.includes(n)) cited.push(n);
+    if (!found.length && !isNegated(sentence.text)) {
+      for (const n of attribute(sentence.text, factTerms, context.lexicon, askedTerms).slice(0, 1)) {
+        if (!factCited.includes(n)) factCited.push(n);
+      }
+    }
   }
   if (checkClaims && !cited.length) {
     const facts = new Set(context.lexicon.tokenize(context.facts ?? ""));
@@ -959,9 +967,9 @@ export function ground(answer, context, checkClaims = true) {
     if (!cited.includes(near.n)) cited.push(near.n);
   }
   if (!dropped && !rewritten && !correction && near === null) {
-    return { text: answer, cited, changed: false, grounded: true, removed: [] };
+    return { text: answer, cited, changed: false, grounded: true, removed: [], factCited };
   }
-  return { text, cited, changed: true, grounded: !removed.length, removed };
+  return { text, cited, changed: true, grounded: !removed.length, removed, factCited };
 }
 
 /** The sentence states something of its own that the stable facts (their terms) do not hold
@@ -1010,8 +1018,8 @@ function join(answer, kept, pieces) {
 function replacement(context, removed) {
   const opening = premiseCorrection(context, "") || UNSUPPORTED;
   const near = nearest(context);
-  if (near === null) return { text: opening, cited: [], changed: true, grounded: false, removed };
-  return { text: `${opening} ${near.text}`, cited: [near.n], changed: true, grounded: false, removed };
+  if (near === null) return { text: opening, cited: [], changed: true, grounded: false, removed, factCited: [] };
+  return { text: `${opening} ${near.text}`, cited: [near.n], changed: true, grounded: false, removed, factCited: [] };
 }
 
 /** A declining answer is followed by the closest evidence sentence, and fiction is named, only
@@ -1098,6 +1106,14 @@ function closest(context, { terms: questionTerms, weight, ongoingFirst }, minSha
 
 // ---- One site (site.py) ----
 
+/** The non-fiction passages of an artifact's ontology sources, as grounding reads them. */
+function factPassagesOf({ sources, passages }) {
+  const byId = new Map(sources.map((s) => [s.id, s]));
+  return passages.map((p) => [p, byId.get(p.source)])
+    .filter(([, s]) => s.kind === "ontology" && s.authority !== "fiction")
+    .map(([p, s]) => ({ label: headingLabel(s.title, p.heading), text: p.text, url: p.url }));
+}
+
 /** The grounding steps bound to one artifact: premise notices before generation, the claim
  * check and attribution after it. */
 export class SiteGrounding {
@@ -1105,8 +1121,11 @@ export class SiteGrounding {
    * @param {{lexicon: Lexicon, vocabulary: Iterable<string>, stopwords: Iterable<string>,
    *          facts: string, referenceYear: number|null}} site
    */
-  constructor({ lexicon, vocabulary, stopwords, facts, referenceYear, siteName = "" }) {
+  constructor({ lexicon, vocabulary, stopwords, facts, referenceYear, siteName = "", factPassages = [] }) {
     this.lexicon = lexicon;
+    /** The passages of the structured facts the system prompt's facts are written from
+     * ({label, text, url}): a sentence only they hold is cited to one of them. */
+    this.factPassages = factPassages;
     this.siteTerms = lexicon.tokenize(siteName);
     this.vocabulary = vocabulary;
     this.stopwords = stopwords;
@@ -1127,6 +1146,7 @@ export class SiteGrounding {
       facts: String(prompt.system).replace(String(prompt.examples ?? ""), ""),
       referenceYear: /^[0-9]{4}$/.test(year) ? Number(year) : null,
       siteName: String(site?.name ?? ""),
+      factPassages: factPassagesOf(index.artifact),
     });
   }
 
@@ -1156,6 +1176,7 @@ export class SiteGrounding {
     const premiseTerms = premises ? this.siteWords().unknownTerms(question) : [];
     const context = {
       evidence, support, question, lexicon: this.lexicon, premiseTerms, facts: this.facts, siteTerms: this.siteTerms,
+      factPassages: this.factPassages,
     };
     return ground(answer, context, checkClaims);
   }

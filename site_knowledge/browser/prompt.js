@@ -37,6 +37,12 @@ export function fitHistory(history, { history_chars: historyChars, max_exchanges
   return kept;
 }
 
+/** A passage's label: its source's title, then its heading path when that differs (grounding's
+ * heading_label). */
+export function headingLabel(title, heading) {
+  return heading && heading !== title ? `${title} > ${heading}` : title;
+}
+
 /** The best passages, whole, while they fit `evidence_chars` (the first always goes in). */
 export function fitEvidence(results, { evidence_chars: evidenceChars }) {
   const evidence = [];
@@ -44,7 +50,7 @@ export function fitEvidence(results, { evidence_chars: evidenceChars }) {
   for (const r of results) {
     const size = length(r.text);
     if (evidence.length && used + size > evidenceChars) break;
-    const label = r.heading && r.heading !== r.title ? `${r.title} > ${r.heading}` : r.title;
+    const label = headingLabel(r.title, r.heading);
     const fiction = r.authority === "fiction";
     evidence.push({ n: evidence.length + 1, label, text: r.text, url: r.url, title: r.title, id: r.id, fiction });
     used += size;

@@ -19,7 +19,7 @@ from contextlib import aclosing
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from site_knowledge.grounding import Grounded
+from site_knowledge.grounding import Grounded, Passage
 
 from . import followup, prompt, routing
 from .admission import QueueClosed, QueueTimeout, Ticket
@@ -173,21 +173,32 @@ def settle(gateway: Gateway, question: str, run: Run) -> Grounded:
                                       premises="premises" in steps)
     if "citations" not in steps:
         own = [c["n"] for c in prompt.citations(result.text, evidence)]
-        result = replace(result, cited=own)
+        result = replace(result, cited=own, fact_cited=[])
     return result
+
+
+def cited_facts(grounded: Grounded, facts: Sequence[Passage], after: int
+                ) -> list[dict[str, Any]]:
+    """The fact passages a grounded answer cites (of ``facts``), as ``done`` lists them:
+    numbered after the ``after`` evidence passages."""
+    cited = [facts[n - 1] for n in grounded.fact_cited if 0 < n <= len(facts)]
+    return [{"n": after + k, "url": p.url, "title": p.label} for k, p in enumerate(cited, start=1)]
 
 
 def done_payload(grounded: Grounded, evidence: Sequence[prompt.Evidence], finish_reason: str,
                  model: str | None = None, route: dict[str, Any] | None = None,
-                 standalone: str | None = None) -> dict[str, Any]:
-    """The terminal ``done`` event: the cited evidence, whether the answer is grounded, the
-    answer to show instead of the streamed one when grounding changed it, what the router
-    decided (when routing is on), and the follow-up as it was rewritten to stand alone."""
+                 standalone: str | None = None, facts: Sequence[Passage] = ()
+                 ) -> dict[str, Any]:
+    """The terminal ``done`` event: the cited evidence, then the cited fact passages (of
+    ``facts``, numbered after the evidence), whether the answer is grounded, the answer to
+    show instead of the streamed one when grounding changed it, what the router decided (when
+    routing is on), and the follow-up as it was rewritten to stand alone."""
     by_n = {e.n: e for e in evidence}
     done: dict[str, Any] = {
         "done": True,
         "finish_reason": finish_reason,
-        "citations": [by_n[n].public() for n in grounded.cited if n in by_n],
+        "citations": [*(by_n[n].public() for n in grounded.cited if n in by_n),
+                      *cited_facts(grounded, facts, len(evidence))],
         "grounded": grounded.grounded,
     }
     if grounded.changed:
@@ -347,7 +358,7 @@ async def answer(gateway: Gateway, ticket: Ticket, ask: AskRequest, hits: Sequen
         run.text = grounded.text
         rewritten = read.question if read is not ask else None
         yield event(done_payload(grounded, evidence, reason, gateway.config.model, route,
-                                 rewritten))
+                                 rewritten, gateway.grounding.fact_passages))
     except Exception as exc:  # every path ends with one terminal event
         failure = failure_for(exc, gateway.closing)
         run.outcome = failure.outcome

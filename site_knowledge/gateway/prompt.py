@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from site_knowledge.grounding import Passage
+from site_knowledge.grounding import Passage, heading_label
 
 from .policy import Exchange
 
@@ -38,9 +38,7 @@ class Evidence:
     """From a source labelled fiction: never support for a claim about the real subject."""
 
     def label(self) -> str:
-        if self.heading and self.heading != self.title:
-            return f"{self.title} > {self.heading}"
-        return self.title
+        return heading_label(self.title, self.heading)
 
     def render(self) -> str:
         return f"[{self.n}] {self.label()} ({self.url})\n{self.text}"

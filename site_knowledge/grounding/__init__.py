@@ -6,11 +6,11 @@ JavaScript twin, held to the same SPEC.md by ``tests/data/grounding_vectors.json
 
 from __future__ import annotations
 
-from .answer import Context, Grounded, Passage, ground
+from .answer import Context, Grounded, Passage, ground, heading_label
 from .attribution import Lexicon
 from .claims import Support
 from .injection import is_injection
 from .premises import SiteWords, notice
 
-__all__ = ["Context", "Grounded", "Lexicon", "Passage", "SiteWords", "Support", "ground", "is_injection",
-           "notice"]
+__all__ = ["Context", "Grounded", "Lexicon", "Passage", "SiteWords", "Support", "ground",
+           "heading_label", "is_injection", "notice"]

@@ -42,6 +42,9 @@ class Grounded:
     """False when unsupported claims had to be removed."""
     removed: list[Claim] = field(default_factory=list)
     """The unsupported claims, for tests and evals (never logged)."""
+    fact_cited: list[int] = field(default_factory=list)
+    """1-based numbers of the fact passages (``Context.fact_passages``) cited for sentences no
+    evidence passage holds, in order of first use."""
 
 
 @dataclass(frozen=True)
@@ -53,10 +56,17 @@ class Passage:
     text: str
     fiction: bool = False
     """From a source labelled fiction: cited when drawn on, never support, never quoted."""
+    url: str = ""
+    """Where it is published (a fact passage's citation links there)."""
 
     @property
     def whole(self) -> str:
         return f"{self.label}\n{self.text}"
+
+
+def heading_label(title: str, heading: str) -> str:
+    """A passage's label: its source's title, then its heading path when that differs."""
+    return f"{title} > {heading}" if heading and heading != title else title
 
 
 @dataclass
@@ -74,6 +84,9 @@ class Context:
     """The stable facts of the system prompt (support for a yes, as for claims)."""
     site_terms: frozenset[str] = frozenset()
     """The terms of the site's name, which a yes need not find in the evidence."""
+    fact_passages: Sequence[Passage] = ()
+    """The passages the stable facts are written from (the site's structured facts): a
+    sentence that no evidence passage holds is cited to the one that holds it."""
 
     @cached_property
     def question_terms(self) -> list[str]:
@@ -83,6 +96,10 @@ class Context:
     def passages(self) -> list[frozenset[str]]:
         """Each evidence passage's terms (label and text)."""
         return [frozenset(self.lexicon.tokenize(p.whole)) for p in self.evidence]
+
+    @cached_property
+    def fact_passage_terms(self) -> list[frozenset[str]]:
+        return [frozenset(self.lexicon.tokenize(p.whole)) for p in self.fact_passages]
 
     @cached_property
     def facts_terms(self) -> frozenset[str]:
@@ -105,9 +122,10 @@ def ground(answer: str, context: Context, check_claims: bool = True) -> Grounded
     is written whole (``Support.completed``) and sentences with numbers or names that the
     support never states are removed; model-written ``[n]`` that point at a passage without
     the sentence's words are dropped; each remaining sentence is attributed to the passages
-    holding its words. When nothing supported remains, or the answer affirms a
-    premise of the question that no one place of the evidence holds together, the answer says
-    it cannot answer reliably and quotes the evidence sentence closest to the question, cited.
+    holding its words, or, when none does, to the fact passage that does. When nothing
+    supported remains, or the answer affirms a premise of the question that no one place of
+    the evidence holds together, the answer says it cannot answer reliably and quotes the
+    evidence sentence closest to the question, cited.
     """
     for kind, check in CHECKS if check_claims else ():
         said = check(answer, context.question, context.evidence, context.facts,
@@ -142,6 +160,7 @@ def ground(answer: str, context: Context, check_claims: bool = True) -> Grounded
     if removed and not any(_informative(s, context) for s in kept):
         return _replacement(context, removed)
     cited: list[int] = []
+    fact_cited: list[int] = []
     pieces: list[str] = []
     for sentence in kept:
         own = [int(m) for m in CITATION.findall(sentence.text)]
@@ -154,6 +173,10 @@ def ground(answer: str, context: Context, check_claims: bool = True) -> Grounded
             rewritten = True
         pieces.append(text)
         cited.extend(n for n in found if n not in cited)
+        if not found and not is_negated(sentence.text):
+            fact_cited.extend(n for n in attribute(sentence.text, context.fact_passage_terms,
+                                                   context.lexicon, context.question_terms)[:1]
+                              if n not in fact_cited)
     unattributed = [Claim("unattributed", s.text.strip()) for s in kept
                     if _asserts(s, context)] if check_claims and not cited else []
     if unattributed:
@@ -168,8 +191,9 @@ def ground(answer: str, context: Context, check_claims: bool = True) -> Grounded
         text = f"{text} {nearest[0]}"
         cited = [*cited, nearest[1]] if nearest[1] not in cited else cited
     if not dropped and not rewritten and not correction and nearest is None:
-        return Grounded(answer, cited, changed=False, grounded=True)
-    return Grounded(text, cited, changed=True, grounded=not removed, removed=removed)
+        return Grounded(answer, cited, changed=False, grounded=True, fact_cited=fact_cited)
+    return Grounded(text, cited, changed=True, grounded=not removed, removed=removed,
+                    fact_cited=fact_cited)
 
 
 def _premise_correction(context: Context, answer: str) -> str:

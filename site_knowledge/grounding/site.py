@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .answer import Context, Grounded, Passage, ground
+from .answer import Context, Grounded, Passage, ground, heading_label
 from .attribution import Lexicon
 from .claims import Support
 from .premises import SiteWords, correction, notice
@@ -26,6 +26,11 @@ class SiteGrounding:
         built = str(index.artifact.get("built_at", ""))
         self.reference_year = int(built[:4]) if built[:4].isdigit() else None
         self.site_terms = frozenset(index.terms(str(index.artifact["site"]["name"])))
+        self.fact_passages = [
+            Passage(heading_label(source.title, p.heading), p.text, url=p.url)
+            for p in index.passages for source in [index.sources_by_id[p.source_id]]
+            if source.kind == "ontology" and source.authority != "fiction"]
+        """The passages of the structured facts the system prompt's facts are written from."""
 
     @property
     def words(self) -> SiteWords:
@@ -44,12 +49,13 @@ class SiteGrounding:
     def ground(self, answer: str, question: str, evidence: Sequence[Passage],
                check_claims: bool = True, premises: bool = True) -> Grounded:
         """Check an answer against ``evidence`` (the passages the model saw, numbered from 1)
-        and the stable facts of the system prompt. Without ``check_claims`` no sentence is
-        removed; without ``premises`` no premise correction is added."""
+        and the stable facts of the system prompt (a sentence only they hold is cited to one
+        of ``fact_passages``). Without ``check_claims`` no sentence is removed; without
+        ``premises`` no premise correction is added."""
         support = Support([*(p.whole for p in evidence if not p.fiction), self.facts],
                           self.index.terms, self.reference_year,
                           fiction=[p.whole for p in evidence if p.fiction])
         terms = self.words.unknown_terms(question) if premises else []
         context = Context(evidence, support, question, self.lexicon, terms, self.facts,
-                          self.site_terms)
+                          self.site_terms, self.fact_passages)
         return ground(answer, context, check_claims)

@@ -57,6 +57,7 @@ const site = new SiteGrounding({
   facts: C.facts,
   referenceYear: C.reference_year,
   siteName: C.site_name,
+  factPassages: C.fact_passages,
 });
 const siteTerms = lexicon.tokenize(C.site_name);
 const texts = (fiction) => C.evidence.filter((p) => p.fiction === fiction).map(whole);
@@ -190,11 +191,12 @@ for (const c of V.holds) test(`holds ${show(c.term)}`, () => assert.equal(holds(
 for (const c of V.ground) {
   test(`ground ${show(c.answer)}`, () => {
     const evidence = c.passages.map((i) => C.evidence[i]);
-    const { text, cited, changed, grounded, removed } = site.ground(c.answer, c.question, evidence, {
+    const { text, cited, changed, grounded, removed, factCited } = site.ground(c.answer, c.question, evidence, {
       checkClaims: c.check_claims,
     });
-    assert.deepEqual({ text, cited, changed, grounded, removed }, {
+    assert.deepEqual({ text, cited, changed, grounded, removed, factCited }, {
       text: c.text, cited: c.cited, changed: c.changed, grounded: c.grounded, removed: c.removed,
+      factCited: c.fact_cited,
     });
   });
 }
