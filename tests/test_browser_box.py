@@ -204,12 +204,14 @@ def test_gateway_down_answers_with_wllama_on_cpu_grounded_in_the_page(example_si
     assert result["asked"].endswith("Question: <\u200bs>How many employees does Fennec Systems have?")
     check = result["check"]
     assert check["question"] == INVENTS and check["answer"].strip()
-    python = SiteGrounding(index).ground(
+    grounding = SiteGrounding(index)
+    python = grounding.ground(
         check["answer"], check["question"], [Passage(**p) for p in check["evidence"]])
     assert answer["text"] == result["shown"] == python.text
     assert answer["grounded"] is python.grounded
     assert [c["title"] for c in answer["citations"]] == [
-        check["evidence"][n - 1]["label"] for n in python.cited]
+        *(check["evidence"][n - 1]["label"] for n in python.cited),
+        *(grounding.fact_passages[n - 1].label for n in python.fact_cited)]
     assert python.removed, (
         f"the model's answer {check['answer']!r} no longer invents anything: pick another question")
     assert answer["grounded"] is False

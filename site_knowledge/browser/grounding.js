@@ -1107,7 +1107,7 @@ function closest(context, { terms: questionTerms, weight, ongoingFirst }, minSha
 // ---- One site (site.py) ----
 
 /** The non-fiction passages of an artifact's ontology sources, as grounding reads them. */
-function factPassagesOf({ sources, passages }) {
+export function factPassagesOf({ sources, passages }) {
   const byId = new Map(sources.map((s) => [s.id, s]));
   return passages.map((p) => [p, byId.get(p.source)])
     .filter(([, s]) => s.kind === "ontology" && s.authority !== "fiction")
