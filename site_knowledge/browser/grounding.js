@@ -884,11 +884,13 @@ export function whole(passage) {
  * Check a finished answer against its evidence and the stable facts.
  * @param {string} answer the model's text
  * @param {{evidence: Array<{label: string, text: string, fiction: boolean}>, support: Support,
- *          question: string, lexicon: Lexicon, premiseTerms?: string[]}} context evidence
- *          numbered from 1; premiseTerms: the question's names the site never uses
+ *          question: string, lexicon: Lexicon, premiseTerms?: string[],
+ *          factPassages?: Array<{label: string, text: string, url: string}>}} context evidence
+ *          numbered from 1; premiseTerms: the question's names the site never uses;
+ *          factPassages: the structured facts' passages, cited for a sentence only they hold
  * @param {boolean} checkClaims false: only repeats are dropped and citations attributed
  * @returns {{text: string, cited: number[], changed: boolean, grounded: boolean,
- *            removed: Array<[string, string]>}}
+ *            removed: Array<[string, string]>, factCited: number[]}}
  */
 export function ground(answer, context, checkClaims = true) {
   for (const [kind, check] of checkClaims ? CHECKS : []) {
