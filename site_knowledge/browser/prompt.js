@@ -58,9 +58,9 @@ export function fitEvidence(results, { evidence_chars: evidenceChars }) {
   return evidence;
 }
 
-/** A passage as grounding reads it (the gateway's Evidence.passage): label, text, fiction. */
-export function passageOf({ label, text, fiction }) {
-  return { label, text, fiction };
+/** A passage as grounding reads it (the gateway's Evidence.passage): label, text, fiction, url. */
+export function passageOf({ label, text, fiction, url }) {
+  return { label, text, fiction, url };
 }
 
 /** A word that makes a visitor's text a question or a request rather than a search term. */

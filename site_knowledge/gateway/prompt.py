@@ -45,7 +45,7 @@ class Evidence:
 
     def passage(self) -> Passage:
         """The passage as grounding reads it."""
-        return Passage(self.label(), self.text, self.fiction)
+        return Passage(self.label(), self.text, self.fiction, self.url)
 
     def public(self) -> dict[str, Any]:
         return {"n": self.n, "url": self.url, "title": self.label()}
