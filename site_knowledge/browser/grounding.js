@@ -933,7 +933,7 @@ export function ground(answer, context, checkClaims = true) {
   }
   const cited = [];
   const factCited = [];
-  const factTerms = (context.factPassages || []).map((p) => new Set(context.lexicon.tokenize(whole(p))));
+  let factTerms = null;
   const pieces = [];
   for (const sentence of kept) {
     const own = markersOf(sentence.text);
@@ -948,6 +948,7 @@ export function ground(answer, context, checkClaims = true) {
     pieces.push(text);
     for (const n of found) if (!cited.includes(n)) cited.push(n);
     if (!found.length && !isNegated(sentence.text)) {
+      factTerms ??= (context.factPassages || []).map((p) => new Set(context.lexicon.tokenize(whole(p))));
       for (const n of attribute(sentence.text, factTerms, context.lexicon, askedTerms).slice(0, 1)) {
         if (!factCited.includes(n)) factCited.push(n);
       }
@@ -963,7 +964,7 @@ export function ground(answer, context, checkClaims = true) {
   const correction = premiseCorrection(context, text);
   if (correction) text = strip(`${correction} ${text}`);
   const declines = kept.length > 0 && kept.every((s) => isDecline(s.text));
-  const near = declines ? declineNote(context) : null;
+  const near = declines ? declineNote(context, askedTerms) : null;
   if (near !== null) {
     text = `${text} ${near.text}`;
     if (!cited.includes(near.n)) cited.push(near.n);
@@ -1036,9 +1037,9 @@ const FICTION_NOTE = "It appears only in the site's fiction ({}), not as fact.";
 /** The nearest note that follows an answer that only declines: one meeting the relevance
  * thresholds, or any when the question names the site (a term of its name) and something it
  * never mentions (a premise term): the decline denies a false premise about the site. */
-function declineNote(context) {
+function declineNote(context, askedTerms) {
   const siteTerms = new Set(context.siteTerms ?? []);
-  const aboutSite = context.lexicon.tokenize(context.question).some((t) => siteTerms.has(t));
+  const aboutSite = askedTerms.some((t) => siteTerms.has(t));
   if ((context.premiseTerms || []).length && aboutSite) return nearest(context);
   return nearest(context, RELEVANT_SHARED, RELEVANT_SHARE);
 }
