@@ -102,6 +102,16 @@ class Encoder:
         """Another encoder of the same prepared model with its own session and thread count."""
         return Encoder(self._model_dir, threads)
 
+    def load(self) -> None:
+        """Prepare the model if this machine has not yet, and open its session: the first
+        :meth:`encode`'s fixed cost, paid now."""
+        self._session  # noqa: B018  # the cached property prepares and opens it
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the session is open, by :meth:`load` or a first :meth:`encode`."""
+        return "_session" in self.__dict__
+
     @cached_property
     def weights_sha256(self) -> str:
         """SHA-256 of the ONNX weights file, recorded in the artifact (memoised per file)."""

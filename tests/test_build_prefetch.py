@@ -59,6 +59,16 @@ def test_pages_are_embedded_while_rendering_goes_on_and_each_passage_once(tmp_pa
     assert report.cache_hits == 0 and 0 < prefetched <= report.passages
 
 
+def test_the_worker_opens_both_sessions_before_the_first_page(tmp_path):
+    cache = EmbeddingCache(Encoder(), tmp_path / "cache")
+    prefetch = EmbeddingPrefetch.start_if_cold(cache, 900)
+    assert prefetch is not None
+    _until(lambda: cache.encoder.loaded)
+    assert cache.encoder.loaded, "the compiler's two-thread session is open before it is needed"
+    prefetch.finish()
+    assert prefetch.failure is None and cache.misses == 0
+
+
 def test_the_end_of_rendering_stops_the_worker_after_one_slice(tmp_path):
     pages = _pages(7)
     cache, prefetch = _submitted(tmp_path, pages)

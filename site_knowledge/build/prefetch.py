@@ -2,7 +2,9 @@
 
 Most of a cold build is embedding, and MkDocs renders on one core. Each rendered page is
 handed to a worker that cuts it into passages and embeds them on one core of its own (ONNX
-Runtime releases the GIL), so embedding starts before the last page is rendered. When
+Runtime releases the GIL), so embedding starts before the last page is rendered; before the
+first page arrives it prepares the model and opens both sessions, its own and the compiler's,
+so a build from an empty cache prepares the model while MkDocs reads the pages. When
 rendering ends the worker stops after the slice in hand and the compiler embeds what it did
 not reach on every core, finding the worker's vectors in the embedding cache. One thread for
 the worker and not two: ONNX Runtime's two-thread pool waits at every operator for whichever
@@ -65,6 +67,8 @@ class EmbeddingPrefetch:
     def _run(self) -> None:
         pending: list[str] = []
         try:
+            self._encoder.load()
+            self._cache.encoder.load()
             while not self._rendered.is_set() and (page := self._pages.get()) is not None:
                 source = page_source(page)
                 pending.extend(embedded_texts(source, source_passages(source, self._chunk_size)))
