@@ -10,11 +10,10 @@ from site_knowledge.build.calibrate import (
     calibrate_gate,
     heading_probes,
     kept_elsewhere,
-    offtopic_questions,
-    offtopic_sections,
 )
 from site_knowledge.build.chunking import page_sections, source_passages
 from site_knowledge.build.model import Source
+from site_knowledge.build.offtopic import offtopic_questions
 from site_knowledge.embedding import Encoder
 from site_knowledge.retrieval.gate import decode_elsewhere
 from site_knowledge.retrieval.tokenizer import STOPWORDS, indexed_text, tokenize
@@ -69,15 +68,6 @@ def test_a_corpus_too_small_gets_an_open_gate():
     assert gate["min_margin"] == -3
     assert gate["elsewhere"]["left_out"] == list(range(gate["elsewhere"]["count"]))
     assert len(reference) == 388 * gate["elsewhere"]["count"]
-
-
-def test_packaged_questions_come_in_sections_without_comments():
-    sections = offtopic_sections()
-    assert list(sections) == ["general", "software", "injections", "gibberish"]
-    assert all(len(questions) >= 15 for questions in sections.values())
-    lines = offtopic_questions()
-    assert len(lines) == sum(map(len, sections.values())) == len(set(lines))
-    assert not any(line.startswith("#") for line in lines)
 
 
 def test_questions_the_site_matches_as_well_as_its_own_are_not_kept_as_elsewhere():

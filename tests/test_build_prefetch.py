@@ -12,6 +12,7 @@ from site_knowledge.build import artifact_cache
 from site_knowledge.build.compiler import BuildOptions, PageInput, PromptParts, compile_knowledge
 from site_knowledge.build.embed_cache import EmbeddingCache
 from site_knowledge.build.model import BuildError
+from site_knowledge.build.offtopic import offtopic_questions
 from site_knowledge.build.prefetch import BATCH, SLICE, EmbeddingPrefetch
 from site_knowledge.build.writer import Sidecars
 from site_knowledge.embedding import Encoder
@@ -48,25 +49,31 @@ def _submitted(tmp_path: Path, pages: list[PageInput]) -> tuple[EmbeddingCache, 
 def test_pages_are_embedded_while_rendering_goes_on_and_each_passage_once(tmp_path):
     pages = _pages(7)  # 166 passages: more than one BATCH
     cache, prefetch = _submitted(tmp_path, pages)
-    _until(lambda: cache.misses > 0)
-    assert cache.misses > 0, "the worker embeds before rendering ends"
+    offtopic = len(offtopic_questions())
+    _until(lambda: cache.misses > offtopic)
+    assert cache.misses > offtopic, "the worker embeds pages before rendering ends"
     prefetch.finish()
     assert prefetch.failure is None
-    prefetched = cache.misses
+    prefetched = cache.misses - offtopic
     report = compile_knowledge(pages, [], PROMPT, BuildOptions("DRF", "", tmp_path / "out"), cache)
     assert report.passages > BATCH
     assert report.embedded == report.passages, "the worker's and the compiler's share, once each"
     assert report.cache_hits == 0 and 0 < prefetched <= report.passages
 
 
-def test_the_worker_opens_both_sessions_before_the_first_page(tmp_path):
+def test_before_the_first_page_the_worker_opens_both_sessions_and_embeds_the_offtopic_questions(
+        tmp_path):
     cache = EmbeddingCache(Encoder(), tmp_path / "cache")
     prefetch = EmbeddingPrefetch.start_if_cold(cache, 900)
     assert prefetch is not None
-    _until(lambda: cache.encoder.loaded)
-    assert cache.encoder.loaded, "the compiler's two-thread session is open before it is needed"
+    offtopic = offtopic_questions()
+    _until(lambda: cache.misses >= len(offtopic))
     prefetch.finish()
-    assert prefetch.failure is None and cache.misses == 0
+    assert prefetch.failure is None
+    assert cache.encoder.loaded, "the compiler's two-thread session is open before it is needed"
+    assert cache.misses == len(offtopic)
+    cache.embed(offtopic)
+    assert cache.misses == len(offtopic), "the gate's calibration finds them in the cache"
 
 
 def test_the_end_of_rendering_stops_the_worker_after_one_slice(tmp_path):

@@ -22,12 +22,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from site_knowledge.build.offtopic import offtopic_questions, offtopic_sections
 from site_knowledge.retrieval.gate import GateSignals, accepts, elsewhere_entry, signals
 from site_knowledge.retrieval.lexical import BM25, K1, B
 from site_knowledge.retrieval.tokenizer import tokenize
@@ -58,24 +58,6 @@ class Probe:
 
     question: str
     left_out: frozenset[int]
-
-
-def offtopic_sections() -> dict[str, list[str]]:
-    """The packaged questions no site should answer (``offtopic.txt``), by section."""
-    text = resources.files("site_knowledge.build").joinpath("offtopic.txt").read_text("utf-8")
-    sections: dict[str, list[str]] = {}
-    current = sections.setdefault("general", [])
-    for line in (raw.strip() for raw in text.splitlines()):
-        if line.startswith("# section:"):
-            current = sections.setdefault(line.removeprefix("# section:").strip(), [])
-        elif line and not line.startswith("#"):
-            current.append(line)
-    return sections
-
-
-def offtopic_questions() -> list[str]:
-    """Every packaged question no site should answer, section after section."""
-    return [q for questions in offtopic_sections().values() for q in questions]
 
 
 def heading_probes(headings: Sequence[str]) -> list[Probe]:
@@ -163,7 +145,7 @@ def calibrate_gate(passage_tokens: Sequence[Sequence[str]], headings: Sequence[s
     """
     probes = heading_probes(headings)
     sections = offtopic_sections()
-    negatives = [q for questions in sections.values() for q in questions]
+    negatives = offtopic_questions()
     negative_vectors = embed(negatives)
     reference = quantize(negative_vectors)
     if not probes or len(passage_tokens) < 2:

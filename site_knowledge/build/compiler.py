@@ -162,7 +162,7 @@ def _compile(pages: Sequence[PageInput], ontology_sources: Sequence[Source], pro
     texts = [text for source, source_cut in zip(sources, cut, strict=True)
              for text in embedded_texts(source, source_cut)]
     vectors_blob = quantize(cache.embed(texts, _progress_bar))
-    embedded = cache.unsaved
+    embedded = cache.embedded_since_save(texts)
     vectors = dequantize(vectors_blob, len(passages), DIMENSION)
     stopwords = frozenset(STOPWORDS)
     gate, reference = calibrate_gate([tokenize(t, stopwords) for t in texts],

@@ -30,8 +30,7 @@ class EmbeddingCache:
         self._loaded = False
         self.hits = 0
         self.misses = 0
-        self.unsaved = 0
-        """Vectors computed since the last ``save``: this build's, a prefetch's included."""
+        self._unsaved: set[str] = set()
 
     def _load(self) -> None:
         import numpy as np
@@ -67,7 +66,7 @@ class EmbeddingCache:
         keys = [self._key(text) for text in texts]
         missing = sorted({key: i for i, key in enumerate(keys) if key not in self._vectors}.values())
         self.misses += len(missing)
-        self.unsaved += len(missing)
+        self._unsaved.update(keys[i] for i in missing)
         self.hits += len(texts) - len(missing)
         if missing:
             callback = progress(len(missing), len(texts)) if progress else None
@@ -79,9 +78,13 @@ class EmbeddingCache:
             result[i] = self._vectors[key]
         return result
 
+    def embedded_since_save(self, texts: Sequence[str]) -> int:
+        """How many of ``texts`` were embedded since the last ``save``, by a prefetch or not."""
+        return len({self._key(text) for text in texts} & self._unsaved)
+
     def save(self) -> None:
         """Write the cache to disk if anything new was embedded."""
-        if not self.unsaved:
+        if not self._unsaved:
             return
         import numpy as np
 
@@ -91,4 +94,4 @@ class EmbeddingCache:
         matrix = np.stack(list(self._vectors.values())).astype(np.float32)
         np.savez(partial, keys=keys, vectors=matrix)
         partial.replace(self.path)
-        self.unsaved = 0
+        self._unsaved.clear()

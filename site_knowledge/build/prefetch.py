@@ -2,9 +2,10 @@
 
 Most of a cold build is embedding, and MkDocs renders on one core. Each rendered page is
 handed to a worker that cuts it into passages and embeds them on one core of its own (ONNX
-Runtime releases the GIL), so embedding starts before the last page is rendered; before the
-first page arrives it prepares the model and opens both sessions, its own and the compiler's,
-so a build from an empty cache prepares the model while MkDocs reads the pages. When
+Runtime releases the GIL), so embedding starts before the last page is rendered. Before the
+first page arrives it prepares the model, opens both sessions (its own and the compiler's) and
+embeds the packaged off-topic questions the gate's calibration scores, so a build from an empty
+cache prepares the model while MkDocs reads the pages. When
 rendering ends the worker stops after the slice in hand and the compiler embeds what it did
 not reach on every core, finding the worker's vectors in the embedding cache. One thread for
 the worker and not two: ONNX Runtime's two-thread pool waits at every operator for whichever
@@ -21,6 +22,7 @@ from site_knowledge.build import artifact_cache
 from site_knowledge.build.chunking import source_passages
 from site_knowledge.build.compiler import PageInput, embedded_texts, page_source
 from site_knowledge.build.embed_cache import EmbeddingCache
+from site_knowledge.build.offtopic import offtopic_questions
 
 BATCH = 128
 """Texts gathered and sorted by length before they are embedded, so batches pad little."""
@@ -69,6 +71,7 @@ class EmbeddingPrefetch:
         try:
             self._encoder.load()
             self._cache.encoder.load()
+            self._embed_until_rendered(offtopic_questions())
             while not self._rendered.is_set() and (page := self._pages.get()) is not None:
                 source = page_source(page)
                 pending.extend(embedded_texts(source, source_passages(source, self._chunk_size)))
