@@ -5,12 +5,12 @@ handed to a worker that cuts it into passages and embeds them on one core of its
 Runtime releases the GIL), so embedding starts before the last page is rendered. Before the
 first page arrives it prepares the model, opens both sessions (its own and the compiler's) and
 embeds the packaged off-topic questions the gate's calibration scores, so a build from an empty
-cache prepares the model while MkDocs reads the pages. When
-rendering ends the worker stops after the slice in hand and the compiler embeds what it did
-not reach on every core, finding the worker's vectors in the embedding cache. One thread for
-the worker and not two: ONNX Runtime's two-thread pool waits at every operator for whichever
-of its threads MkDocs has displaced. Only a cache folder without any previous compile result
-prefetches: a warm build reuses its memo and should cut no page at all.
+cache prepares the model while MkDocs reads the pages. When rendering ends the worker stops
+after the slice in hand and the compiler embeds what it did not reach on every core, finding
+the worker's vectors in the embedding cache. One thread for the worker and not two: ONNX
+Runtime's two-thread pool waits at every operator for whichever of its threads MkDocs has
+displaced. Only a cache folder without any previous compile result prefetches: a warm build
+reuses its memo and should cut no page at all.
 """
 
 from __future__ import annotations
