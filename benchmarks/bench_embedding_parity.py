@@ -1,7 +1,7 @@
 """Parity of the build's prepared encoder with the vectors the browser computes, on every set.
 
-The build embeds passages with the model prepared for the CPU (folded to float32, one attention
-operator per layer: ``site_knowledge/encoder_graph.py``); the browser runs the int8 ONNX file as shipped.
+The build embeds passages with the model prepared for the CPU (float32, one attention operator
+per layer: ``site_knowledge/encoder_graph.py``); the browser runs the int8 ONNX file as shipped.
 For each retrieval set (``evals/retrieval_sets.py``) this builds its site, embeds every
 passage with both, and reports the lowest passage cosine, then ranks every question of the set
 twice, hybrid top 10: once as the build and the Python reader do it (prepared model for

@@ -80,34 +80,38 @@ def fuse_attention(model: Any) -> int:
     weights = {tensor.name: tensor for tensor in graph.initializer}
     producer, consumers = _links(graph)
 
-    def projection(bias: str) -> tuple[Any, Any, Any]:
+    def projection(bias: str) -> Any:
+        """The MatMul whose output ``bias`` is added to."""
         adds = [node for node in consumers.get(bias, []) if node.op_type == "Add"]
         if len(adds) != 1:
             raise GraphShapeError(f"{bias}: expected one Add, found {len(adds)}")
         matmul = producer.get(next(name for name in adds[0].input if name != bias))
         if matmul is None or matmul.op_type != "MatMul" or matmul.input[1] not in weights:
             raise GraphShapeError(f"{bias}: its Add does not follow a MatMul by a weight")
-        return (matmul, numpy_helper.to_array(weights[matmul.input[1]]),
-                numpy_helper.to_array(weights[bias]))
+        return matmul
+
+    def packed(names: list[str], axis: int) -> Any:
+        return np.concatenate([numpy_helper.to_array(weights[name]) for name in names], axis=axis)
 
     mask = helper.make_node("Cast", ["attention_mask"], [_MASK], to=TensorProto.INT32,
                             name="attention_mask_to_int32")
     position = {node.output[0]: index for index, node in enumerate(graph.node)}
     placed: dict[str, Any] = {}
     for layer in range(LAYERS):
-        parts = [projection(f"{_PREFIX}.{layer}.attention.self.{kind}.bias")
-                 for kind in ("query", "key", "value")]
-        if len({matmul.input[0] for matmul, _, _ in parts}) != 1:
+        biases = [f"{_PREFIX}.{layer}.attention.self.{kind}.bias"
+                  for kind in ("query", "key", "value")]
+        matmuls = [projection(bias) for bias in biases]
+        if len({matmul.input[0] for matmul in matmuls}) != 1:
             raise GraphShapeError(f"layer {layer}: Q, K and V read different inputs")
-        context = projection(f"{_PREFIX}.{layer}.attention.output.dense.bias")[0].input[0]
+        context = projection(f"{_PREFIX}.{layer}.attention.output.dense.bias").input[0]
         packed_weight, packed_bias = f"qkv_weight_{layer}", f"qkv_bias_{layer}"
         graph.initializer.extend([
-            numpy_helper.from_array(np.concatenate([w for _, w, _ in parts], axis=1), packed_weight),
-            numpy_helper.from_array(np.concatenate([b for _, _, b in parts]), packed_bias),
+            numpy_helper.from_array(packed([m.input[1] for m in matmuls], 1), packed_weight),
+            numpy_helper.from_array(packed(biases, 0), packed_bias),
         ])
-        first = min((matmul.output[0] for matmul, _, _ in parts), key=position.__getitem__)
+        first = min((matmul.output[0] for matmul in matmuls), key=position.__getitem__)
         placed[first] = helper.make_node(
-            "Attention", [parts[0][0].input[0], packed_weight, packed_bias, _MASK], [context],
+            "Attention", [matmuls[0].input[0], packed_weight, packed_bias, _MASK], [context],
             name=f"attention_{layer}", domain="com.microsoft", num_heads=HEADS)
     contexts = {node.output[0] for node in placed.values()}
     nodes = [mask]

@@ -3,6 +3,7 @@ gate's calibration scores them, and a cold build's background worker embeds them
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from importlib import resources
 
 
@@ -19,6 +20,10 @@ def offtopic_sections() -> dict[str, list[str]]:
     return sections
 
 
-def offtopic_questions() -> list[str]:
-    """Every packaged question no site should answer, section after section."""
-    return [q for questions in offtopic_sections().values() for q in questions]
+def offtopic_questions(sections: Mapping[str, list[str]] | None = None) -> list[str]:
+    """Every packaged question no site should answer, section after section.
+
+    Args:
+        sections: :func:`offtopic_sections` when the caller has read them already.
+    """
+    return [q for questions in (sections or offtopic_sections()).values() for q in questions]
