@@ -17,7 +17,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from site_knowledge.encoder_graph import RUNTIME_DISABLED_FUSIONS, prepare_model
+from site_knowledge.encoder_graph import RUNTIME_DISABLED_FUSIONS, prepare_model_in_child
 
 if TYPE_CHECKING:
     import numpy as np
@@ -147,7 +147,7 @@ class Encoder:
     def _folded_model(self) -> Path:
         folded = self._model_dir / f"minilm-prepared{PREPARATION}-{self.weights_sha256[:16]}.onnx"
         if not folded.exists():
-            prepare_model(onnx_model_path(), folded)
+            prepare_model_in_child(onnx_model_path(), folded)
         return folded
 
     def encode(

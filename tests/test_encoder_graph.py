@@ -1,9 +1,11 @@
 """Preparing the encoder's graph: one attention operator and one bias GELU per layer, nothing
-left dangling, no fused residual layer norm in the session, and a graph of another shape refused
-by name (the vectors themselves: ``test_embedding``)."""
+left dangling, no fused residual layer norm in the session, a graph of another shape refused
+by name, and the same file prepared in a child process (the vectors themselves:
+``test_embedding``)."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 import onnx
@@ -15,9 +17,11 @@ from site_knowledge.embedding import onnx_model_path
 from site_knowledge.encoder_graph import (
     RUNTIME_DISABLED_FUSIONS,
     GraphShapeError,
+    ModelPreparationError,
     fuse_attention,
     fuse_gelu,
     prepare_model,
+    prepare_model_in_child,
 )
 
 
@@ -62,3 +66,20 @@ def test_an_erf_outside_a_gelu_is_refused_by_name():
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None, 4])])
     with pytest.raises(GraphShapeError, match=r"lonely_erf: its input is not divided by sqrt 2"):
         fuse_gelu(helper.make_model(graph))
+
+
+def test_preparation_in_a_child_process_writes_the_same_file(tmp_path):
+    in_child, in_process = tmp_path / "child.onnx", tmp_path / "process.onnx"
+    prepare_model_in_child(onnx_model_path(), in_child)
+    prepare_model(onnx_model_path(), in_process)
+    assert in_child.read_bytes() == in_process.read_bytes()
+
+
+def test_a_weights_file_that_is_not_onnx_is_named_when_preparation_fails(tmp_path):
+    broken = tmp_path / "model.onnx"
+    broken.write_bytes(b"\xff\xfe not an ONNX file")
+    target = tmp_path / "prepared.onnx"
+    with pytest.raises(ModelPreparationError,
+                       match=rf"{re.escape(str(broken))}: .*Protobuf parsing failed"):
+        prepare_model_in_child(broken, target)
+    assert not target.exists() and not list(tmp_path.glob("*.tmp"))
