@@ -145,7 +145,7 @@ def calibrate_gate(passage_tokens: Sequence[Sequence[str]], headings: Sequence[s
     """
     probes = heading_probes(headings)
     sections = offtopic_sections()
-    negatives = offtopic_questions(sections)
+    negatives = offtopic_questions()
     negative_vectors = embed(negatives)
     reference = quantize(negative_vectors)
     if not probes or len(passage_tokens) < 2:

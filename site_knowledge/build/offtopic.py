@@ -4,11 +4,15 @@ gate's calibration scores them, and a cold build's background worker embeds them
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import cache
 from importlib import resources
+from types import MappingProxyType
 
 
-def offtopic_sections() -> dict[str, list[str]]:
-    """The packaged questions no site should answer (``offtopic.txt``), by section."""
+@cache
+def offtopic_sections() -> Mapping[str, tuple[str, ...]]:
+    """The packaged questions no site should answer (``offtopic.txt``), by section; the file
+    is read once per process."""
     text = resources.files("site_knowledge.build").joinpath("offtopic.txt").read_text("utf-8")
     sections: dict[str, list[str]] = {}
     current = sections.setdefault("general", [])
@@ -17,13 +21,9 @@ def offtopic_sections() -> dict[str, list[str]]:
             current = sections.setdefault(line.removeprefix("# section:").strip(), [])
         elif line and not line.startswith("#"):
             current.append(line)
-    return sections
+    return MappingProxyType({name: tuple(questions) for name, questions in sections.items()})
 
 
-def offtopic_questions(sections: Mapping[str, list[str]] | None = None) -> list[str]:
-    """Every packaged question no site should answer, section after section.
-
-    Args:
-        sections: :func:`offtopic_sections` when the caller has read them already.
-    """
-    return [q for questions in (sections or offtopic_sections()).values() for q in questions]
+def offtopic_questions() -> list[str]:
+    """Every packaged question no site should answer, section after section."""
+    return [q for questions in offtopic_sections().values() for q in questions]
