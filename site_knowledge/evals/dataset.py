@@ -35,8 +35,12 @@ CATEGORIES: dict[str, int] = {
     "must_not_refuse": 8,
     "gibberish": 4,
     "injection": 10,
+    "paraphrase": 0,
+    "off_topic": 0,
 }
-"""Every category with the minimum number of items the current battery must hold."""
+"""Every category with the minimum number of items the current battery must hold. ``paraphrase``
+(the page's facts asked in words the page does not use) and ``off_topic`` (a question in the
+site's own vocabulary that the site does not answer) are used by the corpora's answer sets."""
 
 _YES_NO = re.compile(
     r"^\W*(?:does|did|do|is|was|are|were|has|have|had|can|could|will|would|should)\b", re.IGNORECASE
@@ -234,7 +238,7 @@ def _check(item: Item, where: str) -> None:
         raise DatasetError(f"{where}: must_refuse and may_refuse exclude each other")
     if item.category == "followup" and not item.history:
         raise DatasetError(f"{where}: a follow-up needs the previous exchange")
-    if item.category in ("private", "must_refuse", "gibberish") and not item.must_refuse:
+    if item.category in ("private", "must_refuse", "off_topic", "gibberish") and not item.must_refuse:
         raise DatasetError(f"{where}: a {item.category} item must be refused")
     if item.category == "private" and not item.private:
         raise DatasetError(f"{where}: a private item is flagged private")
