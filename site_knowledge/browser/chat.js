@@ -140,7 +140,14 @@ class ChatBox {
   }
 
   mount() {
-    document.head.append(el("link", { rel: "stylesheet", href: new URL("chat.css", this.base).href }));
+    // The box is shown only once its stylesheet applies: unstyled, it sits in the page's flow
+    // at the end of <body>, and focusing its input would scroll the page there.
+    const sheet = el("link", { rel: "stylesheet", href: new URL("chat.css", this.base).href });
+    this.styled = new Promise((resolve) => {
+      sheet.addEventListener("load", resolve, { once: true });
+      sheet.addEventListener("error", resolve, { once: true });
+    });
+    document.head.append(sheet);
     this.status = el("div", { class: "skn-status", role: "status", "aria-live": "polite" });
     this.log = el("div", { class: "skn-log", role: "log", "aria-live": "polite", "aria-label": "Conversation" });
     this.input = el("textarea", {
@@ -226,12 +233,13 @@ class ChatBox {
     return this.loading;
   }
 
-  open() {
-    const wasHidden = this.box.hidden;
-    this.box.hidden = false;
-    this.opener = wasHidden ? document.activeElement : this.opener;
-    this.input.focus();
+  /** Show the box (once its stylesheet applies) with focus in the input; resolves when shown. */
+  async open() {
+    if (this.box.hidden) this.opener = document.activeElement;
     this.ready().then(() => this.warm(), (error) => this.fail(error));
+    await this.styled;
+    this.box.hidden = false;
+    this.input.focus({ preventScroll: true });
     return this;
   }
 
@@ -330,7 +338,7 @@ class ChatBox {
       ...checked.cited.map((n) => evidence[n - 1]).map((e) => ({ n: e.n, url: e.url, title: e.label })),
       ...checked.facts.map((p, k) => ({ n: evidence.length + k + 1, url: p.url, title: p.label })),
     ];
-    return { text: checked.text, citations, grounded: checked.grounded };
+    return { text: checked.text, citations, grounded: checked.grounded, declined: checked.declined };
   }
 
   async answer(question) {
@@ -389,13 +397,17 @@ class ChatBox {
         view.finish({ text: result.text, citations: [], by: null });
         return { text: result.text, citations: [], engine: name, refused: false, grounded: null, stopped: true };
       }
-      let { text, citations, grounded = true } = result;
-      if (LOCAL_MODELS.has(name)) ({ text, citations, grounded } = await this.ground(text, question, evidence));
+      let { text, citations, grounded = true, refused = false } = result;
+      if (LOCAL_MODELS.has(name)) {
+        let declined;
+        ({ text, citations, grounded, declined } = await this.ground(text, question, evidence));
+        refused = Boolean(declined);
+      }
       citations = citations.map((c) => ({ ...c, href: this.href(c.url) }));
       const consulted = (name === "gateway" ? result.sources || [] : name === "search" ? [] : evidence)
         .map((e, i) => ({ n: e.n || i + 1, url: e.url, title: e.title || e.label, href: this.href(e.url) }));
       view.finish({ text, citations, sources: consulted, by: result.by, grounded });
-      if (result.keepInMemory !== false && !result.refused && text) {
+      if (result.keepInMemory !== false && !refused && text) {
         this.history.push({ question, answer: freezeAnswer(text) });
         this.history = this.history.slice(-budget.max_exchanges);
       }
@@ -405,7 +417,7 @@ class ChatBox {
         sources: consulted.map(({ url, title, href }) => ({ url: href, title, path: url })),
         engine: name,
         by: result.by,
-        refused: Boolean(result.refused),
+        refused: Boolean(refused),
         grounded,
         timing: result.timing,
         ms: performance.now() - started,

@@ -10,7 +10,7 @@ if (config && !window.siteKnowledge) {
   let box = null;
   const load = () => (box ||= import("./chat.js").then((m) => m.mount(config, base.href)));
   const api = {
-    open: () => load().then((b) => (b.open(), undefined)),
+    open: () => load().then((b) => b.open()).then(() => undefined),
     close: () => load().then((b) => b.close()),
     search: (question, options) => load().then((b) => b.search(question, options)),
     ask: (question) => load().then((b) => b.ask(question)),
