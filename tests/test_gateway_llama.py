@@ -39,6 +39,7 @@ from gateway_fixtures import (
 from site_knowledge.evals.engines import GatewayEngine
 from site_knowledge.gateway.app import create_app
 from site_knowledge.gateway.config import GatewayConfig, Limits
+from site_knowledge.gateway.forwarding import ProxyTrust, parse_network
 from site_knowledge.gateway.model import ModelVerificationError
 from site_knowledge.gateway.supervisor import LlamaServer, LlamaSpec
 
@@ -77,7 +78,10 @@ def llama(tmp_path_factory, recorder) -> Iterator[LlamaServer]:
 
 @pytest.fixture(scope="module")
 def gateway(example_index, llama, recorder) -> Iterator[str]:
-    config = GatewayConfig(upstreams=(llama.spec.url,), limits=LIMITS, model=MODEL.name)
+    """The gateway behind a trusted proxy (this test process), so that the queue tests can
+    speak for several visitors through ``X-Forwarded-For``."""
+    config = GatewayConfig(upstreams=(llama.spec.url,), limits=LIMITS, model=MODEL.name,
+                           proxies=ProxyTrust((parse_network("127.0.0.1/32"),)))
     with ThreadedServer(create_app(example_index, config, model_sha256=llama.model_sha256)) as server:
         yield server.url
 
@@ -171,10 +175,12 @@ def _long_history(nonce: str) -> list[dict[str, str]]:
              "answer": " ".join(words[i * 150:(i + 1) * 150])} for i in range(4)]
 
 
-async def _open(url: str, body: dict[str, Any]) -> tuple[httpx.AsyncClient, httpx.Response]:
+async def _open(url: str, body: dict[str, Any], visitor: str = "192.0.2.1"
+                ) -> tuple[httpx.AsyncClient, httpx.Response]:
+    """A streamed ask from ``visitor`` (named in ``X-Forwarded-For``)."""
     client = httpx.AsyncClient(timeout=120)
-    response = await client.send(client.build_request("POST", url + "/api/ask", json=body),
-                                 stream=True)
+    response = await client.send(client.build_request(
+        "POST", url + "/api/ask", json=body, headers={"x-forwarded-for": visitor}), stream=True)
     return client, response
 
 
@@ -206,16 +212,23 @@ def test_twelve_concurrent_requests_one_generates_ten_queue_one_refused(gateway)
         assert (await _next_event(lines_a))["sources"], "the long question must pass the gate"
         waiters = []
         for position in range(1, 11):
-            client, response = await _open(gateway, {"question": QUESTION})
+            client, response = await _open(gateway, {"question": QUESTION},
+                                           f"198.51.100.{position}")
             assert response.status_code == 200
             assert response.headers["content-type"].startswith("text/event-stream")
             lines = response.aiter_lines()
             assert await _next_event(lines) == {"queued": {"position": position}}
             waiters.append((client, response, lines))
         async with httpx.AsyncClient() as client:
-            full = await client.post(gateway + "/api/ask", json={"question": QUESTION})
+            full = await client.post(gateway + "/api/ask", json={"question": QUESTION},
+                                     headers={"x-forwarded-for": "198.51.100.11"})
+            # The queue is checked before retrieval: even a question the gate would refuse
+            # at once costs no search while every place is taken.
+            off_topic = await client.post(gateway + "/api/ask", json={"question": OFF_TOPIC},
+                                          headers={"x-forwarded-for": "198.51.100.12"})
         assert full.status_code == 429 and full.headers["retry-after"] == "15"
         assert full.json()["error"]["code"] == "queue_full"
+        assert off_topic.status_code == 429 and off_topic.json()["error"]["code"] == "queue_full"
         snap = (await _metrics_until(gateway, lambda m: True))
         assert snap["queue"]["active"] == 1 and snap["queue"]["waiting"] == 10
 
@@ -250,6 +263,38 @@ def test_twelve_concurrent_requests_one_generates_ten_queue_one_refused(gateway)
     asyncio.run(scenario())
     snap = asyncio.run(_metrics_until(gateway, lambda m: m["queue"]["active"] == 0))
     assert snap["queue"]["waiting"] == 0 and snap["queue"]["active"] == 0
+
+
+def test_one_visitors_burst_takes_only_its_share_of_the_queue(gateway):
+    """A visitor holds at most ``visitor_places`` (2) places, active and waiting together:
+    the rest of its burst gets 429 ``visitor_busy`` with ``Retry-After``, and another visitor
+    is still admitted behind it."""
+    async def scenario() -> None:
+        body = {"question": LONG_QUESTION, "history": _long_history(secrets.token_hex(3))}
+        ASKED.append(LONG_QUESTION)
+        opened = [await _open(gateway, body, "203.0.113.5")]
+        lines = opened[0][1].aiter_lines()
+        assert "sources" in await _next_event(lines)
+        opened.append(await _open(gateway, {"question": QUESTION}, "203.0.113.5"))
+        assert await _next_event(opened[1][1].aiter_lines()) == {"queued": {"position": 1}}
+        async with httpx.AsyncClient(timeout=30) as client:
+            burst = await asyncio.gather(*(client.post(
+                gateway + "/api/ask", json={"question": QUESTION},
+                headers={"x-forwarded-for": "203.0.113.5"}) for _ in range(5)))
+        assert [r.status_code for r in burst] == [429] * 5
+        assert {r.json()["error"]["code"] for r in burst} == {"visitor_busy"}
+        assert all(int(r.headers["retry-after"]) >= 1 for r in burst)
+        opened.append(await _open(gateway, {"question": QUESTION}, "203.0.113.6"))
+        assert opened[2][1].status_code == 200
+        assert await _next_event(opened[2][1].aiter_lines()) == {"queued": {"position": 2}}
+        for client, response in opened:
+            await response.aclose()
+            await client.aclose()
+
+    asyncio.run(scenario())
+    snap = asyncio.run(_metrics_until(gateway, lambda m: m["queue"]["active"] == 0
+                                      and m["queue"]["waiting"] == 0))
+    assert snap["queue"] == {**snap["queue"], "active": 0, "waiting": 0}
 
 
 async def _terminal(lines: Any) -> dict[str, Any]:

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from site_knowledge.gateway import prompt
-from site_knowledge.gateway.admission import AdmissionQueue, QueueFull, QueueTimeout
+from site_knowledge.gateway.admission import AdmissionQueue, QueueFull, QueueTimeout, VisitorBusy
 from site_knowledge.gateway.config import Limits
 from site_knowledge.gateway.metrics import MAX_SAMPLES, Metrics, Sample, percentile
 from site_knowledge.gateway.model import ModelVerificationError, verify_model
@@ -31,6 +31,22 @@ def test_admission_is_fifo_and_bounded():
         assert waiters[0].active and waiters[2].position == 1
         waiters[0].release()
         assert waiters[2].active and queue.depth == 0
+
+    asyncio.run(scenario())
+
+
+def test_one_owner_holds_at_most_its_share_of_the_places():
+    async def scenario() -> None:
+        queue = AdmissionQueue(max_waiters=10, per_owner=2)
+        mine = [queue.enter("a"), queue.enter("a")]
+        with pytest.raises(VisitorBusy):
+            queue.enter("a")
+        other = queue.enter("b")
+        assert other.position == 2 and queue.held_by("a") == 2
+        mine[0].release()
+        assert mine[1].active and queue.held_by("a") == 1
+        assert queue.enter("a").position == 2
+        assert queue.enter().position == 3  # the gateway's own work has no share
 
     asyncio.run(scenario())
 

@@ -1,4 +1,5 @@
-"""Admission: one active generation, a bounded FIFO of waiters, a maximum wait.
+"""Admission: one active generation, a bounded FIFO of waiters, a maximum wait, and a
+per-visitor share of those places so that one visitor's burst cannot take them all.
 
 Queueing lives in memory on purpose: a restart drops the waiters, which is right for
 interactive chat on a personal host.
@@ -16,6 +17,10 @@ class QueueFull(Exception):
     """Every waiting place is taken."""
 
 
+class VisitorBusy(Exception):
+    """This visitor already holds its share of the places (active and waiting)."""
+
+
 class QueueTimeout(Exception):
     """The ticket waited longer than the maximum wait."""
 
@@ -29,6 +34,8 @@ class Ticket:
     """A request's place: waiting, then active, then released."""
 
     queue: AdmissionQueue
+    owner: object = None
+    """Who holds the ticket (an opaque visitor key); ``None`` for the gateway's own work."""
     entered: float = field(default_factory=time.monotonic)
     granted_at: float | None = None
     released: bool = False
@@ -86,10 +93,12 @@ class Ticket:
 
 
 class AdmissionQueue:
-    """One active ticket and at most ``max_waiters`` waiting ones, first in first out."""
+    """One active ticket and at most ``max_waiters`` waiting ones, first in first out; one
+    owner holds at most ``per_owner`` of those places at a time (``None``: no cap)."""
 
-    def __init__(self, max_waiters: int = 10) -> None:
+    def __init__(self, max_waiters: int = 10, per_owner: int | None = None) -> None:
         self.max_waiters = max_waiters
+        self.per_owner = per_owner
         self.active: Ticket | None = None
         self.waiters: list[Ticket] = []
         self.left_waiting = 0
@@ -99,16 +108,25 @@ class AdmissionQueue:
     def depth(self) -> int:
         return len(self.waiters)
 
-    def enter(self) -> Ticket:
-        """Take a place, active at once when nobody is ahead.
+    def held_by(self, owner: object) -> int:
+        """How many places (active and waiting) ``owner`` holds."""
+        held = sum(1 for waiter in self.waiters if waiter.owner == owner)
+        return held + (1 if self.active is not None and self.active.owner == owner else 0)
+
+    def enter(self, owner: object = None) -> Ticket:
+        """Take a place for ``owner``, active at once when nobody is ahead.
 
         Raises:
+            VisitorBusy: ``owner`` already holds ``per_owner`` places.
             QueueFull: every waiting place is taken.
             QueueClosed: the queue was closed.
         """
         if self.closed:
             raise QueueClosed
-        ticket = Ticket(self)
+        if (owner is not None and self.per_owner is not None
+                and self.held_by(owner) >= self.per_owner):
+            raise VisitorBusy
+        ticket = Ticket(self, owner)
         if self.active is None and not self.waiters:
             self._grant(ticket)
         elif len(self.waiters) >= self.max_waiters:

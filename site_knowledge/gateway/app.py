@@ -20,7 +20,7 @@ from site_knowledge.grounding import is_injection
 from site_knowledge.grounding.site import SiteGrounding
 
 from . import prompt
-from .admission import AdmissionQueue, QueueClosed, QueueFull, Ticket
+from .admission import AdmissionQueue, QueueClosed, QueueFull, Ticket, VisitorBusy
 from .answer import answer, prime_system_prompt, refused, rewrites_followup
 from .config import GatewayConfig
 from .control_text import neutralise_request
@@ -146,7 +146,25 @@ def without_injected_turns(ask: AskRequest) -> AskRequest:
     return ask if len(kept) == len(ask.history) else replace(ask, history=kept)
 
 
+def _admit(gateway: Gateway, owner: bytes) -> Ticket:
+    """A place in the queue for ``owner``, or the refusal that says why there is none."""
+    retry = {"Retry-After": str(gateway.config.limits.queue_full_retry_after_s)}
+    try:
+        return gateway.queue.enter(owner)
+    except VisitorBusy:
+        raise Refusal(429, "visitor_busy", "Your earlier questions are still being answered; "
+                      "try again shortly.", retry) from None
+    except QueueFull:
+        raise Refusal(429, "queue_full", "The model is busy; try again shortly.",
+                      retry) from None
+    except QueueClosed:
+        raise Refusal(503, "shutting_down", "The gateway is restarting; try again shortly.",
+                      retry) from None
+
+
 async def ask(request: Request) -> Response:
+    """Checks in order of cost: origin and token, the rate limits, the body, then a place in
+    the queue, and only then retrieval (the query encoder is the expensive part)."""
     gateway: Gateway = request.app.state.gateway
     started = time.monotonic()
     cors = _cors(gateway, request)
@@ -156,48 +174,42 @@ async def ask(request: Request) -> Response:
     try:
         check_origin(headers.get("origin"), gateway.config.allow_origins)
         check_token(headers, gateway.config.token)
+        visitor = visitor_key(request.headers.items(), client, gateway.config.proxies)
+        gateway.limiter.check(visitor)
         try:
             body = await _read_body(request, limits.body_bytes)
         except ClientDisconnect:
             raise Refusal(400, "invalid_json", "The body is incomplete.") from None
         visitor_request = parse_body(body, limits)
-        gateway.limiter.check(
-            visitor_key(request.headers.items(), client, gateway.config.proxies))
         if "injection" in gateway.config.grounding:
             if is_injection(visitor_request.question):
                 return EventStream(refused(gateway, started), headers=cors)
             visitor_request = without_injected_turns(visitor_request)
         # Whatever passes, no visitor text may spell a chat-template control token.
         ask_request = neutralise_request(visitor_request)
+        ticket = _admit(gateway, gateway.limiter.key(visitor))
+    except Refusal as refusal:
+        gateway.metrics.reject(refusal.code)
+        return _error(refusal, cors)
+    try:
         result: SearchResult = await run_in_threadpool(
             gateway.index.search, ask_request.question, [h.question for h in ask_request.history],
             "hybrid", gateway.search_depth,
         )
-        # A follow-up the gate refuses ("Which district?") may still stand once rewritten:
-        # it queues with no passages, and is refused after the rewrite if it still does not.
-        if not result.answerable and not rewrites_followup(gateway, ask_request):
-            return EventStream(refused(gateway, started, ask_request.question), headers=cors)
-        try:
-            ticket = gateway.queue.enter()
-        except QueueFull:
-            raise Refusal(
-                429, "queue_full", "The model is busy; try again shortly.",
-                {"Retry-After": str(limits.queue_full_retry_after_s)},
-            ) from None
-        except QueueClosed:
-            raise Refusal(
-                503, "shutting_down", "The gateway is restarting; try again shortly.",
-                {"Retry-After": str(limits.queue_full_retry_after_s)},
-            ) from None
-    except Refusal as refusal:
-        gateway.metrics.reject(refusal.code)
-        return _error(refusal, cors)
+    except BaseException:
+        ticket.release()
+        raise
+    # A follow-up the gate refuses ("Which district?") may still stand once rewritten:
+    # it queues with no passages, and is refused after the rewrite if it still does not.
+    if not result.answerable and not rewrites_followup(gateway, ask_request):
+        ticket.release()
+        return EventStream(refused(gateway, started, ask_request.question), headers=cors)
     if not ticket.active:
         gateway.make_way()
     # The answer releases the place on every path it runs; the response releases it too, for
     # a stream cancelled before the answer's first step.
     return EventStream(answer(gateway, ticket, ask_request,
-                                              result.hits if result.answerable else (), started),
+                              result.hits if result.answerable else (), started),
                        headers=cors, on_close=ticket.release)
 
 
@@ -292,7 +304,7 @@ def create_app(
         index=index,
         config=config,
         upstream=pool,
-        queue=AdmissionQueue(limits.queue_waiters),
+        queue=AdmissionQueue(limits.queue_waiters, limits.visitor_places),
         metrics=Metrics(),
         limiter=RateLimiter(limits.visitor_requests_per_minute, limits.global_requests_per_minute),
         budgets=budgets,

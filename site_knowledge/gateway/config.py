@@ -16,6 +16,9 @@ class Limits:
     history_exchanges: int = 4
     history_answer_chars: int = 4_000
     queue_waiters: int = 10
+    visitor_places: int = 2
+    """Places (active and waiting) one visitor may hold at once; the rest of a burst gets 429
+    ``visitor_busy``, so the waiting places are shared."""
     queue_wait_s: float = 60.0
     queue_full_retry_after_s: int = 15
     heartbeat_s: float = 10.0

@@ -141,9 +141,13 @@ class RateLimiter:
         while times and times[0] <= now - self.window_s:
             times.popleft()
 
+    def key(self, visitor: str) -> bytes:
+        """The salted hash the gateway keeps instead of ``visitor``."""
+        return hashlib.blake2b(visitor.encode(), key=self._salt, digest_size=16).digest()
+
     def check(self, visitor: str) -> None:
         now = time.monotonic()
-        key = hashlib.blake2b(visitor.encode(), key=self._salt, digest_size=16).digest()
+        key = self.key(visitor)
         self._trim(self._all, now)
         for stale in [k for k, v in self._visitors.items() if not v or v[-1] <= now - self.window_s]:
             del self._visitors[stale]
