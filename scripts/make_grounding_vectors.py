@@ -510,7 +510,7 @@ def fact_passages(evidence: list[Passage]) -> list[Passage]:
 def grounded(result: Grounded) -> dict[str, Any]:
     return {"text": result.text, "cited": result.cited, "changed": result.changed,
             "grounded": result.grounded, "removed": [[c.kind, c.text] for c in result.removed],
-            "fact_cited": result.fact_cited}
+            "fact_cited": result.fact_cited, "declined": result.declined}
 
 
 def build(with_unicode: bool = True) -> dict[str, Any]:

@@ -230,6 +230,9 @@ SCRIPTS: dict[str, list[bytes]] = {
     # An invented amount: what a small model says to a salary question (grounding's input).
     "invented": [_chunk("Teo earns 190 euros"), _chunk(" a month."), _chunk(None, "stop"),
                  b"data: [DONE]\n\n"],
+    # A model that declines although its excerpts hold the answer (grounding's input).
+    "declines": [_chunk("The site does not mention"), _chunk(" what slotmeter is."),
+                 _chunk(None, "stop"), b"data: [DONE]\n\n"],
     # A sentence taken from the system prompt's facts rather than from the excerpts, as the
     # 1.5B answered a question whose evidence missed the degree (grounding's input).
     "from_facts": [_chunk("Teodor Varga studied for his bachelor's degree at Budapest "

@@ -4,7 +4,7 @@ answer a real model cannot be made to give on demand (an invented amount)."""
 
 from __future__ import annotations
 
-from gateway_fixtures import ThreadedServer, ask
+from gateway_fixtures import ThreadedServer, ask, metrics
 
 from site_knowledge.gateway.app import create_app
 from site_knowledge.gateway.config import GatewayConfig, Limits
@@ -57,6 +57,20 @@ def test_an_invented_amount_is_replaced_before_done(example_index, scripted):
     assert done is not None and done["grounded"] is False
     assert done["text"].startswith(UNSUPPORTED)
     assert "190" not in done["text"]
+    assert done["refused"] is True and done["refusal"] == "unsupported"
+    assert done["finish_reason"] == "stop", "the model finished; its answer was declined"
+
+
+def test_the_models_own_decline_is_a_refusal_in_done_and_the_metrics(example_index, scripted):
+    upstream, url = scripted
+    upstream.mode = "declines"
+    with ThreadedServer(create_app(example_index, GatewayConfig((url,), limits=GENEROUS))) as server:
+        stream = ask(server.url, "What is slotmeter?")
+        counted = metrics(server.url)["outcomes"]
+    upstream.mode = "ok"
+    done = stream.terminal
+    assert done is not None and done["refused"] is True and done["refusal"] == "model"
+    assert counted["declined"] == 1 and counted["completed"] == 0
 
 
 def test_a_sentence_only_the_stable_facts_hold_cites_their_passage_after_the_evidence(
@@ -68,6 +82,7 @@ def test_a_sentence_only_the_stable_facts_hold_cites_their_passage_after_the_evi
     upstream.mode = "ok"
     done = stream.terminal
     assert done is not None and done["grounded"] is True and "text" not in done
+    assert "refused" not in done, "an answer is not a refusal"
     sources = next(e["sources"] for e in stream.events if "sources" in e)
     assert all(s["url"] != "cv/#bme" for s in sources), "the degree is not in the evidence"
     assert done["citations"] == [{"n": len(sources) + 1, "url": "cv/#bme",

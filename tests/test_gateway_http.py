@@ -90,7 +90,7 @@ def test_proxied_request_with_token_and_allowed_origin_passes(policy_gateway):
     assert stream.status == 200
     assert stream.headers["access-control-allow-origin"] == ORIGIN
     assert stream.terminal == {"done": True, "finish_reason": "refused", "citations": [],
-                               "grounded": True}
+                               "grounded": True, "refused": True, "refusal": "gate"}
 
 
 def test_preflight_answers_only_allowed_origins(policy_gateway):
@@ -172,7 +172,7 @@ def test_gate_refusal_streams_the_sentence_without_an_upstream_request(example_i
         stream = ask(server.url, OFF_TOPIC)
         assert stream.text == example_index.artifact["prompt"]["refusal"]
         assert stream.terminal == {"done": True, "finish_reason": "refused", "citations": [],
-                               "grounded": True}
+                               "grounded": True, "refused": True, "refusal": "gate"}
         assert metrics(server.url)["upstream"]["requests"] == 0
     assert len(upstream.requests) == before
 

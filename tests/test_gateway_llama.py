@@ -157,7 +157,7 @@ def test_off_topic_is_refused_without_an_upstream_request(gateway, example_index
     stream = remember(OFF_TOPIC, ask(gateway, OFF_TOPIC))
     assert stream.text == example_index.artifact["prompt"]["refusal"]
     assert stream.terminal == {"done": True, "finish_reason": "refused", "citations": [],
-                               "grounded": True}
+                               "grounded": True, "refused": True, "refusal": "gate"}
     assert metrics(gateway)["upstream"]["requests"] == before
 
 

@@ -247,7 +247,7 @@ def test_a_confirmed_refusal_ends_without_an_answer_call(example_index, scripted
     assert stream.events[0] == {"sources": []}
     assert stream.text == example_index.artifact["prompt"]["refusal"]
     assert stream.terminal == {"done": True, "finish_reason": "refused", "citations": [],
-                               "grounded": True,
+                               "grounded": True, "refused": True, "refusal": "router",
                                "route": {"intent": route_mode, "source_ids": []}}
     assert seen["routing"]["outcomes"] == {route_mode: 1}
     assert seen["outcomes"]["refused"] == 1 and seen["outcomes"]["completed"] == 0

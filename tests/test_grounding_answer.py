@@ -33,6 +33,7 @@ def test_a_supported_answer_without_markers_is_cited_and_unchanged(grounding):
              "minimum and maximum."
     result = grounding.ground(answer, question, evidence)
     assert result.text == answer and not result.changed and result.grounded
+    assert result.declined is None, "an answer is not a refusal"
     assert result.cited, "a supported sentence is attributed to the passage holding its words"
     assert any("tidewater" in evidence[n - 1].text.lower() for n in result.cited)
 
@@ -44,6 +45,7 @@ def test_an_invented_amount_is_removed_and_the_answer_says_what_the_site_states(
     assert result.changed and not result.grounded
     assert "190" not in result.text
     assert result.text.startswith(UNSUPPORTED + " The closest it comes: ")
+    assert result.declined == "unsupported", "a replaced answer is a refusal"
     quoted = result.cited[0]
     assert result.text.endswith(f"[{quoted}]") and not evidence[quoted - 1].fiction
     assert [c.text for c in result.removed] == ["190"]
@@ -142,6 +144,7 @@ def test_a_declining_answer_is_followed_by_what_the_site_does_state(grounding):
     answer = "The site does not mention any university that gave Teo a PhD."
     result = grounding.ground(answer, question, evidence)
     assert result.text.startswith(answer + " The closest it comes: ")
+    assert result.declined == "model", "the model's own decline is a refusal"
     quoted = result.cited[-1]
     assert result.text.endswith(f"[{quoted}]") and "Delft" in evidence[quoted - 1].text
     assert result.grounded, "quoting the evidence is not an intervention on a claim"

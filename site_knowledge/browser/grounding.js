@@ -890,7 +890,9 @@ export function whole(passage) {
  *          factPassages: the structured facts' passages, cited for a sentence only they hold
  * @param {boolean} checkClaims false: only repeats are dropped and citations attributed
  * @returns {{text: string, cited: number[], changed: boolean, grounded: boolean,
- *            removed: Array<[string, string]>, factCited: number[]}}
+ *            removed: Array<[string, string]>, factCited: number[], declined: string|null}}
+ *          declined: "unsupported" (replaced: nothing it claimed held), "model" (every
+ *          sentence declines) or null; a declined answer is a refusal
  */
 export function ground(answer, context, checkClaims = true) {
   for (const [kind, check] of checkClaims ? CHECKS : []) {
@@ -969,10 +971,11 @@ export function ground(answer, context, checkClaims = true) {
     text = `${text} ${near.text}`;
     if (!cited.includes(near.n)) cited.push(near.n);
   }
+  const declined = declines ? "model" : null;
   if (!dropped && !rewritten && !correction && near === null) {
-    return { text: answer, cited, changed: false, grounded: true, removed: [], factCited };
+    return { text: answer, cited, changed: false, grounded: true, removed: [], factCited, declined };
   }
-  return { text, cited, changed: true, grounded: !removed.length, removed, factCited };
+  return { text, cited, changed: true, grounded: !removed.length, removed, factCited, declined };
 }
 
 /** The sentence states something of its own that the stable facts (their terms) do not hold
@@ -1021,8 +1024,9 @@ function join(answer, kept, pieces) {
 function replacement(context, removed) {
   const opening = premiseCorrection(context, "") || UNSUPPORTED;
   const near = nearest(context);
-  if (near === null) return { text: opening, cited: [], changed: true, grounded: false, removed, factCited: [] };
-  return { text: `${opening} ${near.text}`, cited: [near.n], changed: true, grounded: false, removed, factCited: [] };
+  const declined = "unsupported";
+  if (near === null) return { text: opening, cited: [], changed: true, grounded: false, removed, factCited: [], declined };
+  return { text: `${opening} ${near.text}`, cited: [near.n], changed: true, grounded: false, removed, factCited: [], declined };
 }
 
 /** A declining answer is followed by the closest evidence sentence, and fiction is named, only

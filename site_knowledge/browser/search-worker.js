@@ -56,8 +56,8 @@ function notice({ question }) {
 
 /** A finished answer checked against its evidence ({label, text, fiction}) and the facts. */
 function ground({ answer, question, evidence }) {
-  const { text, cited, changed, grounded, factCited } = grounding.ground(answer, question, evidence);
-  return { text, cited, changed, grounded, facts: factCited.map((n) => grounding.factPassages[n - 1]) };
+  const { text, cited, changed, grounded, factCited, declined } = grounding.ground(answer, question, evidence);
+  return { text, cited, changed, grounded, declined, facts: factCited.map((n) => grounding.factPassages[n - 1]) };
 }
 
 /** The gate's refusal for a question, opened by what it names that the site never does. */

@@ -128,6 +128,7 @@ class GatewayEngine:
         text: list[str] = []
         sources: list[dict[str, Any]] | None = None
         revised: str | None = None
+        done_refused = False
         answer = Answer("")
         try:
             with self.client.stream("POST", f"{self.url}/api/ask", json=body) as response:
@@ -149,6 +150,7 @@ class GatewayEngine:
                     elif event.get("done"):
                         terminal = True
                         answer.finish_reason = str(event.get("finish_reason", ""))
+                        done_refused = event.get("refused") is True
                         answer.citations = _numbered(event.get("citations", []))
                         if isinstance(event.get("grounded"), bool):
                             answer.grounded = event["grounded"]
@@ -170,7 +172,7 @@ class GatewayEngine:
         answer.text = streamed if revised is None else revised
         if revised is not None and revised != streamed:
             answer.streamed_text = streamed
-        answer.refused = answer.finish_reason == "refused"
+        answer.refused = answer.finish_reason == "refused" or done_refused
         answer.latency_ms = (time.perf_counter() - started) * 1000
         answer.first_token_ms = first
         answer.evidence = None if sources is None else _numbered(sources)

@@ -190,9 +190,14 @@ def done_payload(grounded: Grounded, evidence: Sequence[prompt.Evidence], finish
                  standalone: str | None = None, facts: Sequence[Passage] = ()
                  ) -> dict[str, Any]:
     """The terminal ``done`` event: the cited evidence, then the cited fact passages (of
-    ``facts``, numbered after the evidence), whether the answer is grounded, the answer to
-    show instead of the streamed one when grounding changed it, what the router decided (when
+    ``facts``, numbered after the evidence), whether the answer is grounded, ``refused: true``
+    with the ``refusal``'s reason when the answer declines (``gate`` or ``router`` before any
+    model ran, ``model`` or ``unsupported`` when the final text declines), the answer to show
+    instead of the streamed one when grounding changed it, what the router decided (when
     routing is on), and the follow-up as it was rewritten to stand alone."""
+    refusal = grounded.declined
+    if finish_reason == "refused":
+        refusal = REFUSED_BY_ROUTER if route is not None else REFUSED_BY_GATE
     by_n = {e.n: e for e in evidence}
     done: dict[str, Any] = {
         "done": True,
@@ -201,6 +206,9 @@ def done_payload(grounded: Grounded, evidence: Sequence[prompt.Evidence], finish
                       *cited_facts(grounded, facts, len(evidence))],
         "grounded": grounded.grounded,
     }
+    if refusal is not None:
+        done["refused"] = True
+        done["refusal"] = refusal
     if grounded.changed:
         done["text"] = grounded.text
     if model:
@@ -353,8 +361,9 @@ async def answer(gateway: Gateway, ticket: Ticket, ask: AskRequest, hits: Sequen
         async for delta in stream_answer(gateway, assembled(run).messages, run):
             yield delta
         reason = finished(run).reason
-        run.outcome = "completed" if reason == "stop" else "truncated"
         grounded = settle(gateway, read.question, run)
+        run.outcome = ("declined" if grounded.declined else "completed" if reason == "stop"
+                       else "truncated")
         run.text = grounded.text
         rewritten = read.question if read is not ask else None
         yield event(done_payload(grounded, evidence, reason, gateway.config.model, route,
@@ -368,8 +377,14 @@ async def answer(gateway: Gateway, ticket: Ticket, ask: AskRequest, hits: Sequen
     finally:
         ticket.release()
         record(gateway, run)
-        if run.outcome in ("completed", "truncated") and run.prompt is not None:
+        if run.outcome in ("completed", "truncated", "declined") and run.prompt is not None:
             prime_when_idle(gateway, run.url_index, frozen_exchange(run.prompt, ask, run.text))
+
+
+REFUSED_BY_GATE = "gate"
+REFUSED_BY_ROUTER = "router"
+"""``done.refusal`` for a question refused before any model ran: the relevance gate (the
+question as asked, or its follow-up rewrite), or the router's decision."""
 
 
 def refusal_events(text: str, route: dict[str, Any] | None = None) -> list[bytes]:

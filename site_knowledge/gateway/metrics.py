@@ -12,7 +12,10 @@ from collections import Counter, deque
 from dataclasses import asdict, dataclass
 from typing import Any
 
-OUTCOMES = ("completed", "truncated", "refused", "failed", "cancelled", "rejected")
+OUTCOMES = ("completed", "truncated", "declined", "refused", "failed", "cancelled", "rejected")
+"""``declined``: the model ran and the final answer declines (``done.refused`` with reason
+``model`` or ``unsupported``); ``refused``: refused before any model ran (gate, router)."""
+_GENERATED = ("completed", "truncated", "declined", "failed")
 MAX_SAMPLES = 512
 
 
@@ -128,12 +131,12 @@ class Metrics:
         cached, that is whether someone asked it just before.
         """
         samples = list(self.samples)
-        generated = [s for s in samples if s.outcome in ("completed", "truncated", "failed")]
+        generated = [s for s in samples if s.outcome in _GENERATED]
 
         def series(name: str, pool: list[Sample] = samples) -> list[float]:
             return [v for s in pool if (v := getattr(s, name)) is not None]
 
-        settled = sum(self.outcomes[o] for o in ("completed", "truncated", "failed"))
+        settled = sum(self.outcomes[o] for o in _GENERATED)
         public = {
             "ready": ready,
             "uptime_s": round(time.time() - self.started),
@@ -141,7 +144,7 @@ class Metrics:
             "outcomes": {o: self.outcomes[o] for o in OUTCOMES},
             "rejections": dict(sorted(self.rejections.items())),
             "rates": {
-                "completion": round((self.outcomes["completed"] + self.outcomes["truncated"])
+                "completion": round(sum(self.outcomes[o] for o in _GENERATED if o != "failed")
                                     / settled, 4) if settled else None,
                 "failure": round(self.outcomes["failed"] / settled, 4) if settled else None,
             },

@@ -45,6 +45,10 @@ class Grounded:
     fact_cited: list[int] = field(default_factory=list)
     """1-based numbers of the fact passages (``Context.fact_passages``) cited for sentences no
     evidence passage holds, in order of first use."""
+    declined: str | None = None
+    """Why the answer, as it stands, declines to answer: ``unsupported`` (grounding replaced
+    it: nothing it claimed held), ``model`` (every sentence the model wrote declines), or None
+    for an answer. A declined answer is a refusal to the visitor, the box and the metrics."""
 
 
 @dataclass(frozen=True)
@@ -190,10 +194,12 @@ def ground(answer: str, context: Context, check_claims: bool = True) -> Grounded
     if nearest is not None:
         text = f"{text} {nearest[0]}"
         cited = [*cited, nearest[1]] if nearest[1] not in cited else cited
+    declined = "model" if declines else None
     if not dropped and not rewritten and not correction and nearest is None:
-        return Grounded(answer, cited, changed=False, grounded=True, fact_cited=fact_cited)
+        return Grounded(answer, cited, changed=False, grounded=True, fact_cited=fact_cited,
+                        declined=declined)
     return Grounded(text, cited, changed=True, grounded=not removed, removed=removed,
-                    fact_cited=fact_cited)
+                    fact_cited=fact_cited, declined=declined)
 
 
 def _premise_correction(context: Context, answer: str) -> str:
@@ -254,9 +260,10 @@ def _replacement(context: Context, removed: list[Claim]) -> Grounded:
     opening = _premise_correction(context, "") or UNSUPPORTED
     nearest = nearest_note(context)
     if nearest is None:
-        return Grounded(opening, [], changed=True, grounded=False, removed=removed)
+        return Grounded(opening, [], changed=True, grounded=False, removed=removed,
+                        declined="unsupported")
     return Grounded(f"{opening} {nearest[0]}", [nearest[1]], changed=True, grounded=False,
-                    removed=removed)
+                    removed=removed, declined="unsupported")
 
 
 RELEVANT_SHARED = 2

@@ -191,12 +191,12 @@ for (const c of V.holds) test(`holds ${show(c.term)}`, () => assert.equal(holds(
 for (const c of V.ground) {
   test(`ground ${show(c.answer)}`, () => {
     const evidence = c.passages.map((i) => C.evidence[i]);
-    const { text, cited, changed, grounded, removed, factCited } = site.ground(c.answer, c.question, evidence, {
+    const { text, cited, changed, grounded, removed, factCited, declined } = site.ground(c.answer, c.question, evidence, {
       checkClaims: c.check_claims,
     });
-    assert.deepEqual({ text, cited, changed, grounded, removed, factCited }, {
+    assert.deepEqual({ text, cited, changed, grounded, removed, factCited, declined }, {
       text: c.text, cited: c.cited, changed: c.changed, grounded: c.grounded, removed: c.removed,
-      factCited: c.fact_cited,
+      factCited: c.fact_cited, declined: c.declined,
     });
   });
 }

@@ -72,6 +72,7 @@ export async function runGateway(ctx) {
         else if (event.sources) {
           sources = event.sources;
           view.queued(null);
+          if (ctx.reading) ctx.reading(sources); // listed at once, before the answer streams
         } else if (typeof event.delta === "string") {
           view.queued(null);
           text += event.delta;
@@ -88,7 +89,8 @@ export async function runGateway(ctx) {
             text: typeof event.text === "string" ? event.text : text,
             grounded: event.grounded !== false,
             citations,
-            refused: event.finish_reason === "refused",
+            // Refused before any model ran (finish_reason), or the final answer declines.
+            refused: event.finish_reason === "refused" || event.refused === true,
             finishReason: event.finish_reason,
             sources,
           };
