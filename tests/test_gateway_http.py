@@ -75,6 +75,52 @@ REFUSALS = [
     ("question too long", _json({"question": "x" * 1001}), {}, 422, "question_too_long"),
 ]
 
+# Bodies that once reached a 500 (a RecursionError in the JSON decoder, a TypeError in the
+# tokenizer) or were accepted though malformed: each is a 4xx naming its reason.
+MALFORMED = [
+    ("2000 brackets deep", b"[" * 2000, 400, "invalid_json", "nests deeper"),
+    ("deep inside a valid key", b'{"question": ' + b"[" * 500 + b"]" * 500 + b"}",
+     400, "invalid_json", "nests deeper"),
+    ("lone surrogate in the question", b'{"question": "What racks \\ud800 are there?"}',
+     422, "invalid_text", "lone surrogate"),
+    ("lone surrogate in a history answer",
+     b'{"question": "And slotmeter?", "history": [{"question": "q", "answer": "a\\udfff"}]}',
+     422, "invalid_text", "lone surrogate"),
+    ("control character", b'{"question": "What is\\u0000 slotmeter?"}',
+     422, "invalid_text", "control character"),
+    ("raw control byte", b'{"question": "What is \x07 slotmeter?"}', 400, "invalid_json", ""),
+    ("huge number", b'{"question": 1' + b"0" * 5000 + b"}", 400, "invalid_json", "too long"),
+    ("NaN", b'{"question": NaN}', 400, "invalid_json", "NaN"),
+    ("duplicate keys", b'{"question": "What is slotmeter?", "question": "x"}',
+     400, "invalid_json", "twice"),
+    ("UTF-16", '{"question": "What is slotmeter?"}'.encode("utf-16"),
+     400, "invalid_json", "UTF-8"),
+    ("not UTF-8", b'{"question": "caf\xe9"}', 400, "invalid_json", "UTF-8"),
+    ("wrong type in history", _json({"question": "q", "history": [["q", "a"]]}),
+     422, "invalid_request", ""),
+]
+
+
+@pytest.mark.parametrize(("body", "status", "code", "reason"),
+                         [m[1:] for m in MALFORMED], ids=[m[0] for m in MALFORMED])
+def test_a_malformed_body_is_a_4xx_with_its_reason_and_no_traceback(
+        policy_gateway, body, status, code, reason):
+    with LogRecorder() as recorder:
+        response = _post(policy_gateway, body)
+    assert response.status_code == status, response.text
+    error = response.json()["error"]
+    assert error["code"] == code and reason in error["message"]
+    assert not [line for line in recorder.lines if "Traceback" in line or "Error" in line]
+
+
+def test_the_rate_limit_comes_before_the_body_is_read(example_index):
+    limits = Limits(visitor_requests_per_minute=1, global_requests_per_minute=100)
+    config = GatewayConfig(upstreams=(f"http://127.0.0.1:{free_port()}",), limits=limits)
+    with ThreadedServer(create_app(example_index, config)) as server:
+        assert ask(server.url, OFF_TOPIC).status == 200
+        deep = httpx.post(server.url + "/api/ask", content=b"[" * 2000, timeout=30)
+    assert deep.status_code == 429 and deep.json()["error"]["code"] == "rate_limited"
+
 
 @pytest.mark.parametrize(("body", "headers", "status", "code"),
                          [r[1:] for r in REFUSALS], ids=[r[0] for r in REFUSALS])

@@ -18,6 +18,7 @@ import ipaddress
 import json
 import logging
 import math
+import re
 import time
 from collections import deque
 from collections.abc import Iterable
@@ -74,14 +75,82 @@ def check_token(headers: dict[str, str], token: str | None) -> None:
         raise Refusal(401, "unauthorized", "A valid bearer token is required.")
 
 
+MAX_DEPTH = 3
+"""The deepest nesting a valid body has: ``{"history": [{"question": ...}]}``."""
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_BRACKET = re.compile(rb"[\[\]{}]")
+_BAD_TEXT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]|(?P<surrogate>[\ud800-\udfff])")
+_NUMBER_CHARS = 32
+
+
+def _bad_json(reason: str) -> Refusal:
+    return Refusal(400, "invalid_json", f"The body is not valid JSON: {reason}.")
+
+
+def _nesting(body: bytes) -> int:
+    """The deepest bracket nesting outside strings, counted without recursion."""
+    depth = deepest = 0
+    for bracket in _BRACKET.finditer(_JSON_STRING.sub(b'""', body)):
+        depth += 1 if bracket.group() in (b"[", b"{") else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [key for key, _ in pairs]
+    if len(set(keys)) != len(keys):
+        raise _bad_json("a key appears twice")
+    return dict(pairs)
+
+
+def _number(text: str) -> float:
+    if len(text) > _NUMBER_CHARS:
+        raise _bad_json("a number is too long")
+    value = float(text)
+    if not math.isfinite(value):
+        raise _bad_json("a number is out of range")
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    raise _bad_json(f"{name} is not a JSON number")
+
+
+def _decode(body: bytes) -> Any:
+    """Strict JSON: UTF-8 only, at most ``MAX_DEPTH`` deep, no duplicate keys, short finite
+    numbers; each violation is a ``Refusal`` that names it (never a ``RecursionError``)."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise _bad_json("it is not UTF-8") from None
+    if _nesting(body) > MAX_DEPTH:
+        raise _bad_json(f"it nests deeper than {MAX_DEPTH} levels")
+    try:
+        return json.loads(text, object_pairs_hook=_unique_keys, parse_int=_number,
+                          parse_float=_number, parse_constant=_no_constant)
+    except (ValueError, RecursionError):
+        raise Refusal(400, "invalid_json", "The body is not valid JSON.") from None
+
+
+def _text(name: str, value: str) -> str:
+    """``value`` when it holds no control character or lone surrogate, else a refusal."""
+    bad = _BAD_TEXT.search(value)
+    if bad is not None:
+        what = "a lone surrogate" if bad.group("surrogate") else "a control character"
+        raise Refusal(422, "invalid_text", f"{name} contains {what}.")
+    return value
+
+
 def parse_body(body: bytes, limits: Limits) -> AskRequest:
-    """Validate the JSON body: ``{"question": str, "history": [{"question","answer"}]}``."""
+    """Validate the JSON body: ``{"question": str, "history": [{"question","answer"}]}``.
+
+    Every malformed body is a ``Refusal`` (4xx) with its reason: too large, not UTF-8, too
+    deep, duplicate keys, long or non-finite numbers, wrong types, control characters or lone
+    surrogates in the text (which no tokenizer downstream accepts).
+    """
     if len(body) > limits.body_bytes:
         raise Refusal(413, "body_too_large", f"The body exceeds {limits.body_bytes} bytes.")
-    try:
-        data: Any = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        raise Refusal(400, "invalid_json", "The body is not valid JSON.") from None
+    data: Any = _decode(body)
     if not isinstance(data, dict):
         raise Refusal(422, "invalid_request", "The body must be a JSON object.")
     unknown = set(data) - {"question", "history"}
@@ -119,8 +188,9 @@ def parse_body(body: bytes, limits: Limits) -> AskRequest:
             or len(item["answer"]) > limits.history_answer_chars
         ):
             raise Refusal(422, "history_too_long", "A history item is too long.")
-        history.append(Exchange(item["question"], item["answer"]))
-    return AskRequest(question.strip(), tuple(history))
+        history.append(Exchange(_text("A history question", item["question"]),
+                                _text("A history answer", item["answer"])))
+    return AskRequest(_text("question", question).strip(), tuple(history))
 
 
 class RateLimiter:
