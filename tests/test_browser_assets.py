@@ -16,7 +16,10 @@ from site_knowledge.browser.assets import (
     install_browser_assets,
     launcher_tags,
     strip_launcher,
+    wllama_parts,
 )
+from site_knowledge.build.model import BuildError
+from site_knowledge.plugin.options import load_options
 
 BROWSER = Path(assets.__file__).parent
 LAUNCHER_BUDGET = 8 * 1024
@@ -100,12 +103,76 @@ def test_unknown_engine_is_rejected() -> None:
         BrowserOptions(engines=["gateway", "openai"])
 
 
-def test_wllama_model_name_is_versioned() -> None:
+def test_wllama_model_is_vendored_in_versioned_parts_under_50_mb() -> None:
     model = browser_config("./", BrowserOptions())["wllama"]
     assert isinstance(model, dict)
     if model["model"] is None:
         pytest.skip("vendor/ not populated (scripts/setup_browser.sh)")
-    assert re.fullmatch(r"models/smollm2-135m-instruct-q8_0-[0-9a-f]{12}\.gguf", model["model"])
+    parts = model["model"]
+    assert len(parts) > 1
+    for n, part in enumerate(parts, 1):
+        assert re.fullmatch(rf"models/smollm2-135m-instruct-q8_0-[0-9a-f]{{12}}-{n:05d}-of-"
+                            rf"{len(parts):05d}\.gguf", part), part
+        assert (BROWSER / "vendor" / part).stat().st_size <= 50 * 1024 * 1024, part
+
+
+SPLIT = [f"models/tiny-0123456789ab-0000{n}-of-00003.gguf" for n in (1, 2, 3)]
+
+
+@pytest.fixture
+def fake_vendor(monkeypatch: pytest.MonkeyPatch) -> None:
+    files = {name: 10 for name in [*SPLIT, "models/own.gguf", "models/other-aaa.gguf",
+                                   "models/other-bbb.gguf", "models/gap-00001-of-00002.gguf",
+                                   "wllama/wllama.wasm", "web-llm/index.js", "ort/ort.mjs"]}
+    manifest = {"files": files, "wllama_model": SPLIT}
+    monkeypatch.setattr(assets, "vendor_manifest", lambda: manifest)
+
+
+@pytest.mark.parametrize("name", [None, SPLIT[0], SPLIT[2], "models/tiny-0123456789ab",
+                                  "tiny-0123456789ab.gguf", "tiny", "/models/tiny"])
+def test_a_wllama_model_name_resolves_to_its_parts(fake_vendor: None, name: str | None) -> None:
+    assert wllama_parts(name) == SPLIT
+
+
+def test_a_whole_gguf_resolves_to_itself(fake_vendor: None) -> None:
+    assert wllama_parts("own.gguf") == wllama_parts("models/own") == ["models/own.gguf"]
+
+
+@pytest.mark.parametrize(("name", "reason"), [
+    ("absent", "no vendored model match"), ("other", "2 vendored models match"),
+    ("gap", "parts missing"),
+])
+def test_an_unresolvable_wllama_model_is_refused(fake_vendor: None, name: str,
+                                                 reason: str) -> None:
+    with pytest.raises(ValueError, match=reason):
+        wllama_parts(name)
+
+
+def test_the_plugin_option_names_the_vendored_models_when_it_matches_none(
+        fake_vendor: None, tmp_path: Path) -> None:
+    with pytest.raises(BuildError, match=r"wllama_model: wllama_model 'absent': no vendored "
+                                         r"model match; vendored: \['models/gap'"):
+        load_options({"wllama_model": "absent"}, tmp_path / "mkdocs.yml")
+    assert load_options({"wllama_model": "tiny"}, tmp_path / "mkdocs.yml").wllama_model == "tiny"
+
+
+@pytest.mark.parametrize(("options", "shipped"), [
+    (BrowserOptions(), ["ort/ort.mjs", *SPLIT, "wllama/wllama.wasm"]),
+    (BrowserOptions(webllm_url="mlc/"), ["ort/ort.mjs", *SPLIT, "web-llm/index.js",
+                                         "wllama/wllama.wasm"]),
+    (BrowserOptions(cdn=True, engines=["webllm", "search"]), ["ort/ort.mjs", "web-llm/index.js"]),
+    (BrowserOptions(cdn=True, engines=["gateway", "wllama", "search"]),
+     ["ort/ort.mjs", *SPLIT, "wllama/wllama.wasm"]),
+    (BrowserOptions(engines=["gateway", "search"]), ["ort/ort.mjs"]),
+    (BrowserOptions(wllama_model="own"), ["models/own.gguf", "ort/ort.mjs", "wllama/wllama.wasm"]),
+])
+def test_an_engine_left_out_leaves_its_files_out(fake_vendor: None, options: BrowserOptions,
+                                                 shipped: list[str]) -> None:
+    """WebLLM's runtime ships only where it can get a model (``webllm_url`` or ``cdn``)."""
+    assert sorted(assets._wanted_vendor_files(options)) == sorted(shipped)
+    wllama = browser_config("./", options)["wllama"]
+    assert isinstance(wllama, dict)
+    assert wllama["model"] == ([n for n in shipped if n.startswith("models/")] or None)
 
 
 def test_install_copies_first_party_and_vendored(tmp_path: Path) -> None:

@@ -48,6 +48,13 @@ def assert_offline(result: dict[str, Any]) -> None:
     assert result["offsite"] == [], f"non-loopback requests attempted: {result['offsite']}"
 
 
+def test_no_built_file_is_over_50_mb(example_site: Path) -> None:
+    """GitHub refuses a pushed file over 100 MB and warns over 50 MB (``mkdocs gh-deploy``;
+    tests/test_deploy_gh_pages.py pushes one): the default build's largest file stays below."""
+    largest = max((p for p in example_site.rglob("*") if p.is_file()), key=lambda p: p.stat().st_size)
+    assert largest.stat().st_size <= 50 * 1024 * 1024, largest
+
+
 def test_page_view_costs_only_the_launcher(example_site: Path) -> None:
     result = scenario("page_cost", example_site)
     assert_offline(result)

@@ -25,7 +25,10 @@ DEFAULT_DEST = "assets/site-knowledge"
 ENGINES = ("gateway", "webllm", "wllama", "search")
 FIRST_PARTY = ("*.js", "*.css", "engines/*.js")
 # Vendored files each engine needs; the rest are always shipped (query encoder, tokenizer).
+# Of models/, only the wllama model's files are shipped.
 ENGINE_FILES = {"webllm": ("web-llm/",), "wllama": ("wllama/", "models/")}
+# A part of a split GGUF, as llama.cpp's gguf-split names it (and wllama finds the others).
+GGUF_PART = re.compile(r"^(?P<stem>.+)-(?P<no>\d{5})-of-(?P<count>\d{5})\.gguf$")
 # What launcher_tags writes (the config's JSON never contains "<"), so a second run finds it.
 LAUNCHER_BLOCK = re.compile(
     r'<script type="application/json" id="site-knowledge-config">[^<]*</script>\n'
@@ -46,8 +49,8 @@ class BrowserOptions:
             (``{url}/{model_id}/resolve/main/...``, the Hugging Face repository's layout) and
             model library (``{url}/{model_id}-webgpu.wasm``) are self-hosted; None means not
             hosted, so WebLLM is skipped unless ``cdn`` is true.
-        wllama_model: GGUF path under ``vendor/`` (default: the vendored SmolLM2-135M Q8_0,
-            whose file name carries its content hash).
+        wllama_model: the CPU model under ``vendor/models/`` (see :func:`wllama_parts`; default:
+            the vendored SmolLM2-135M Q8_0, in parts named with their content hash).
         wllama_n_ctx: context size for the CPU model.
         wllama_n_threads: most threads for the CPU model (1 unless the site is cross-origin
             isolated).
@@ -83,31 +86,80 @@ def vendor_manifest() -> dict[str, object]:
     return manifest
 
 
+def _vendored_models() -> dict[str, list[str]]:
+    """Each GGUF model under ``vendor/models/`` (a split model by its stem) -> its files."""
+    files = vendor_manifest().get("files", {})
+    assert isinstance(files, dict)
+    models: dict[str, list[str]] = {}
+    for name in sorted(files):
+        if name.startswith("models/") and name.endswith(".gguf"):
+            part = GGUF_PART.match(name)
+            models.setdefault(part["stem"] if part else name.removesuffix(".gguf"), []).append(name)
+    return models
+
+
+def wllama_parts(name: str | None = None) -> list[str]:
+    """The files of the CPU model under ``vendor/``, in the order wllama loads them.
+
+    Args:
+        name: None for the vendored default (the manifest's ``wllama_model``); else a GGUF under
+            ``vendor/models/`` (the ``models/`` and ``.gguf`` may be left out): a whole file,
+            any part of a split model (``NAME-00001-of-00004.gguf``), the split model's
+            ``NAME``, or the start of the name of exactly one vendored model (such as
+            ``smollm2-135m-instruct-q8_0``, whose full name carries its content hash).
+
+    Returns:
+        One file, or a split model's parts in order; empty when nothing is vendored.
+
+    Raises:
+        ValueError: the name matches no vendored model, or several, or a model with parts
+            missing.
+    """
+    if name is None:
+        default = vendor_manifest().get("wllama_model")  # its parts (one file, before)
+        if isinstance(default, list) and default:
+            name = str(default[0])
+        elif isinstance(default, str):
+            name = default
+        else:
+            return []
+    models = _vendored_models()
+    key = name.strip("/").removeprefix("models/")
+    part = GGUF_PART.match(key)
+    key = "models/" + (part["stem"] if part else key.removesuffix(".gguf"))
+    found = [key] if key in models else [k for k in models if k.startswith(key + "-")]
+    if len(found) != 1:
+        what = "no vendored model" if not found else f"{len(found)} vendored models"
+        raise ValueError(f"wllama_model {name!r}: {what} match; vendored: {sorted(models) or 'none'}")
+    files = models[found[0]]
+    counts = {m["count"] for m in map(GGUF_PART.match, files) if m}
+    if counts and (len(counts) > 1 or int(counts.pop()) != len(files)):
+        raise ValueError(f"wllama_model {name!r}: parts missing or mixed under vendor/: {files}")
+    return files
+
+
+def _wllama_model(options: BrowserOptions) -> list[str]:
+    return wllama_parts(options.wllama_model) if "wllama" in options.engines else []
+
+
+def _webllm_shipped(options: BrowserOptions) -> bool:
+    """WebLLM's runtime is needed only where it can get a model: self-hosted, or by ``cdn``."""
+    return "webllm" in options.engines and bool(options.webllm_url or options.cdn)
+
+
 def _wanted_vendor_files(options: BrowserOptions) -> list[str]:
     files = vendor_manifest().get("files", {})
     assert isinstance(files, dict)
     skipped = [
         prefix
         for engine, prefixes in ENGINE_FILES.items()
-        if engine not in options.engines
+        if engine not in options.engines or (engine == "webllm" and not _webllm_shipped(options))
         for prefix in prefixes
     ]
-    model = _wllama_model(options)
-    wanted = []
-    for name in files:
-        if any(name.startswith(prefix) for prefix in skipped):
-            continue
-        if name.startswith("models/") and name != model:
-            continue
-        wanted.append(name)
-    return wanted
-
-
-def _wllama_model(options: BrowserOptions) -> str | None:
-    if options.wllama_model:
-        return options.wllama_model
-    model = vendor_manifest().get("wllama_model")
-    return model if isinstance(model, str) else None
+    model = set(_wllama_model(options))
+    return [name for name in files
+            if not any(name.startswith(prefix) for prefix in skipped)
+            and (not name.startswith("models/") or name in model)]
 
 
 def _place(src: Path, dst: Path) -> None:
@@ -172,7 +224,7 @@ def browser_config(root_prefix: str, options: BrowserOptions) -> dict[str, objec
             "n_ctx": options.wllama_n_ctx,
         },
         "wllama": {
-            "model": _wllama_model(options),
+            "model": _wllama_model(options) or None,
             "n_ctx": options.wllama_n_ctx,
             "n_threads": options.wllama_n_threads,
         },

@@ -94,12 +94,14 @@ def compile_site(pages: Sequence[PageInput], settings: SiteSettings,
 
 
 def summary(report: BuildReport, asset_bytes: int) -> str:
-    """The one line a build prints about the artifact it wrote."""
+    """The one line a build prints about the artifact it wrote and what the chat box's files
+    (``asset_bytes``, 0 without the box) add to the site."""
+    box = f"chat box adds {_size(asset_bytes)}" if asset_bytes else "no chat box"
     return (
         f"site-knowledge: {report.pages} pages, {report.passages} passages, "
         f"{_size(report.artifact_bytes)} artifact + {_size(report.vectors_bytes)} vectors + "
         f"{_size(report.elsewhere_bytes)} gate reference, "
-        f"{_size(asset_bytes)} assets, {report.seconds:.1f} s, {report.embedded} embedded, "
+        f"{box}, {report.seconds:.1f} s, {report.embedded} embedded, "
         f"{report.cache_hits} cache hits"
     )
 

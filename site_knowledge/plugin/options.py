@@ -32,6 +32,20 @@ class _ChunkSize(c.Type[int]):
         return size
 
 
+class _WllamaModel(c.Type[str]):
+    """A name that resolves to a vendored GGUF, whole or in parts (``wllama_parts``)."""
+
+    def run_validation(self, value: object) -> str:
+        name = super().run_validation(value)
+        from site_knowledge.browser.assets import wllama_parts
+
+        try:
+            wllama_parts(name)
+        except ValueError as error:
+            raise base.ValidationError(str(error)) from None
+        return name
+
+
 class SiteKnowledgeOptions(base.Config):
     """The options; the README's "Plugin options" table documents each one."""
 
@@ -46,7 +60,7 @@ class SiteKnowledgeOptions(base.Config):
     budgets = c.Type(dict, default={})
     chat = c.Type(bool, default=True)
     webllm_url = c.Optional(c.Type(str))
-    wllama_model = c.Optional(c.Type(str))
+    wllama_model = c.Optional(_WllamaModel(str))
     cdn = c.Type(bool, default=False)
 
 

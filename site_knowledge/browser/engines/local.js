@@ -108,6 +108,12 @@ export async function runWebLLM(ctx) {
   }
 }
 
+/** The CPU model's files under vendor/, in order (one GGUF, or a split model's parts). */
+function modelParts(config) {
+  const model = config.wllama && config.wllama.model;
+  return model ? [].concat(model) : [];
+}
+
 /** Load wllama and its GGUF, then prefill the stable system prompt once so it stays cached. */
 export function loadWllama(ctx) {
   const { config, vendorBase, system } = ctx;
@@ -121,7 +127,11 @@ export function loadWllama(ctx) {
     const threads = self.crossOriginIsolated
       ? Math.max(1, Math.min(config.wllama.n_threads || 4, navigator.hardwareConcurrency || 1))
       : 1;
-    await instance.loadModelFromUrl(new URL(config.wllama.model, vendorBase).href, {
+    // A split model's parts are NAME-00001-of-0000N.gguf, ...: wllama takes the first part's
+    // URL, fetches the others by that pattern, and hands llama.cpp all of them.
+    const parts = modelParts(config);
+    if (!parts.length) throw new Error("no CPU model is hosted on this site");
+    await instance.loadModelFromUrl(new URL(parts[0], vendorBase).href, {
       n_ctx: config.wllama.n_ctx,
       n_batch: 512,
       n_threads: threads,
@@ -148,11 +158,12 @@ export function loadWllama(ctx) {
 }
 
 export async function runWllama(ctx) {
-  if (!ctx.config.wllama.model) {
+  const parts = modelParts(ctx.config);
+  if (!parts.length) {
     ctx.view.note("No CPU model (wllama) is hosted on this site.");
     return { status: "unavailable" };
   }
-  const name = ctx.config.wllama.model.split("/").pop().replace(/-[0-9a-f]{12}\.gguf$/, "");
+  const name = parts[0].split("/").pop().replace(/(-[0-9a-f]{12})?(-\d{5}-of-\d{5})?\.gguf$/, "");
   if (typeof WebAssembly !== "object") {
     ctx.view.note("This browser cannot run WebAssembly, so the CPU model cannot run.");
     return { status: "unavailable" };
