@@ -396,8 +396,9 @@ class Serve:
                       "--llama-port": llama_port or free_port()}
         model = [] if {"--model", "--model-preset"} & set(extra) else [
             "--model-preset", "smollm2-135m"]
+        mode = [] if "--mode" in extra else ["--mode", "public"]
         args = [sys.executable, "-m", "site_knowledge.cli", "serve", str(site_dir),
-                "--threads", "1", *model, *extra]
+                "--threads", "1", *mode, *model, *extra]
         for flag, port in self.ports.items():
             args += [flag, str(port)]
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -105,7 +105,8 @@ def recipe(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Recipe]:
     log = root / "gateway.log"
     env = {k: v for k, v in os.environ.items() if k != "SITE_KNOWLEDGE_GATEWAY_TOKEN"}
     gateway = subprocess.Popen(
-        [sys.executable, "-m", "site_knowledge.cli", "gateway", "--artifact", str(site),
+        [sys.executable, "-m", "site_knowledge.cli", "gateway", "--mode", "public",
+         "--artifact", str(site),
          "--upstream", llama.spec.url, "--port", str(gateway_port),
          "--allow-origin", site_origin, "--trusted-proxy", "127.0.0.1/32",
          "--model-name", MODEL.name],

@@ -202,8 +202,9 @@ def test_no_rewrite_without_history_or_when_turned_off(example_index, scripted, 
     assert seen["followups"]["outcomes"] == {}
 
 
-@pytest.mark.parametrize("command", [["gateway", "--artifact", "site", "--upstream", "u"],
-                                     ["serve", "site"]])
+@pytest.mark.parametrize("command", [["gateway", "--mode", "public", "--artifact", "site",
+                                      "--upstream", "u"],
+                                     ["serve", "site", "--mode", "public"]])
 def test_the_followups_flag_turns_rewriting_on_or_off(command):
     parser = argparse.ArgumentParser()
     register(parser.add_subparsers(dest="command"))

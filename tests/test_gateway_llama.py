@@ -494,7 +494,7 @@ def test_model_sha256_mismatch_refuses_to_start(example_site):
     assert server.process is None
     done = subprocess.run(
         [sys.executable, "-m", "site_knowledge.cli", "serve", str(example_site.site_dir),
-         "--model", str(MODEL), "--model-sha256", "0" * 64, "--llama-port", str(spec.port)],
+         "--mode", "public", "--model", str(MODEL), "--model-sha256", "0" * 64, "--llama-port", str(spec.port)],
         capture_output=True, text=True, timeout=60,
     )
     assert done.returncode == 3 and "mismatch" in done.stderr

@@ -20,10 +20,10 @@ def test_model_path_prints_the_file_and_its_pin(capsys):
 
 
 def test_serve_refuses_an_unknown_preset_and_a_model_without_its_hash(capsys, tmp_path):
-    assert main(["serve", str(tmp_path), "--model-preset", "llama-70b"]) == 2
+    assert main(["serve", str(tmp_path), "--mode", "public", "--model-preset", "llama-70b"]) == 2
     assert "unknown model preset 'llama-70b'" in capsys.readouterr().err
-    assert main(["serve", str(tmp_path), "--model", str(tmp_path / "m.gguf")]) == 2
+    assert main(["serve", str(tmp_path), "--mode", "public", "--model", str(tmp_path / "m.gguf")]) == 2
     assert "--model needs --model-sha256" in capsys.readouterr().err
-    assert main(["serve", str(tmp_path), "--model", "m.gguf", "--model-sha256", "0" * 64,
+    assert main(["serve", str(tmp_path), "--mode", "public", "--model", "m.gguf", "--model-sha256", "0" * 64,
                  "--model-preset", "smollm2-135m"]) == 2
     assert "exclude each other" in capsys.readouterr().err

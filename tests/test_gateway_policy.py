@@ -9,6 +9,9 @@ as the ``gateway`` command, with its configuration read from the command's own f
 from __future__ import annotations
 
 import logging
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import httpx
@@ -18,7 +21,7 @@ from gateway_fixtures import LogRecorder, ThreadedServer, ask, free_port, metric
 
 from site_knowledge.gateway import policy
 from site_knowledge.gateway.app import create_app
-from site_knowledge.gateway.cli import access_settings, describe_access, register
+from site_knowledge.gateway.cli import AccessError, access_settings, describe_access, register
 from site_knowledge.gateway.config import GatewayConfig
 from site_knowledge.gateway.forwarding import ProxyTrust, parse_network
 from site_knowledge.gateway.policy import Refusal, check_token, visitor_key
@@ -121,21 +124,68 @@ def _gateway_args(*flags: str) -> GatewayConfig:
 
 def test_cli_flags_set_the_mode_and_the_trusted_proxies(monkeypatch) -> None:
     monkeypatch.delenv("SITE_KNOWLEDGE_GATEWAY_TOKEN", raising=False)
-    public = _gateway_args("--trusted-proxy", "127.0.0.1/32", "--trusted-proxy", "::1",
-                           "--allow-origin", ORIGIN)
+    public = _gateway_args("--mode", "public", "--trusted-proxy", "127.0.0.1/32",
+                           "--trusted-proxy", "::1", "--allow-origin", ORIGIN)
     assert public.token is None and public.allow_origins == {ORIGIN}
     assert [str(n) for n in public.proxies.networks] == ["127.0.0.1/32", "::1/128"]
     assert "public" in describe_access("X", None, public.proxies)
     monkeypatch.setenv("SITE_KNOWLEDGE_GATEWAY_TOKEN", "s3cret")
-    private = _gateway_args()
+    private = _gateway_args("--mode", "private")
     assert private.token == "s3cret" and private.proxies.networks == ()
     text = describe_access("SITE_KNOWLEDGE_GATEWAY_TOKEN", "s3cret", private.proxies)
     assert "private" in text and "ignored" in text and "s3cret" not in text
 
 
+@pytest.mark.parametrize(("flags", "variable", "message"), [
+    (["--mode", "private"], None, "holds none"),
+    (["--mode", "private"], "", "holds none"),
+    (["--mode", "private"], "   ", "holds none"),
+    (["--mode", "private", "--token-env", "SITE_KNOWLEDGE_GATEWAY_TOKN"], "s3cret", "holds none"),
+    (["--mode", "private", "--token-file", "/nonexistent/token"], None, "cannot read"),
+    (["--mode", "public"], "s3cret", "holds a token"),
+])
+def test_private_mode_without_a_token_and_public_mode_with_one_stop_the_start(
+        monkeypatch, flags, variable, message) -> None:
+    monkeypatch.delenv("SITE_KNOWLEDGE_GATEWAY_TOKEN", raising=False)
+    if variable is not None:
+        monkeypatch.setenv("SITE_KNOWLEDGE_GATEWAY_TOKEN", variable)
+    with pytest.raises(AccessError, match=message):
+        _gateway_args(*flags)
+
+
+def test_the_mode_is_never_guessed(monkeypatch, capsys, tmp_path) -> None:
+    monkeypatch.delenv("SITE_KNOWLEDGE_GATEWAY_TOKEN", raising=False)
+    with pytest.raises(SystemExit):
+        _gateway_args()
+    assert "the following arguments are required: --mode" in capsys.readouterr().err
+    token = tmp_path / "token"
+    token.write_text("fr0m-a-file\n", encoding="utf-8")
+    assert _gateway_args("--mode", "private", "--token-file", str(token)).token == "fr0m-a-file"
+
+
+def test_the_gateway_command_refuses_to_start_private_with_an_empty_token(tmp_path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "site_knowledge.cli", "gateway", "--mode", "private",
+         "--artifact", str(tmp_path), "--upstream", "http://127.0.0.1:9"],
+        env={**os.environ, "SITE_KNOWLEDGE_GATEWAY_TOKEN": ""}, capture_output=True, text=True,
+        timeout=60, check=False)
+    assert done.returncode == 2
+    assert "--mode private needs a token" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_an_empty_token_is_no_configuration_and_matches_nothing() -> None:
+    with pytest.raises(ValueError, match="not empty"):
+        GatewayConfig(upstreams=("http://127.0.0.1:9",), token="")
+    for sent in ("Bearer ", "Bearer", "", "bearer  ", "Basic s3cret", "Bearer s3cre",
+                 "Bearer s3cret2"):
+        with pytest.raises(Refusal):
+            check_token({"authorization": sent}, "s3cret")
+    check_token({"authorization": "Bearer s3cret"}, "s3cret")
+
+
 def test_cli_names_a_bad_trusted_proxy(capsys) -> None:
     with pytest.raises(SystemExit):
-        _gateway_args("--trusted-proxy", "127.0.0.5/8")
+        _gateway_args("--mode", "public", "--trusted-proxy", "127.0.0.5/8")
     assert "did you mean 127.0.0.0/8?" in capsys.readouterr().err
 
 
@@ -149,7 +199,7 @@ def index(example_site) -> KnowledgeIndex:
 @pytest.fixture
 def private_gateway(index, monkeypatch) -> Iterator[str]:
     monkeypatch.setenv("SITE_KNOWLEDGE_GATEWAY_TOKEN", "s3cret")
-    with ThreadedServer(create_app(index, _gateway_args())) as server:
+    with ThreadedServer(create_app(index, _gateway_args("--mode", "private"))) as server:
         yield server.url
 
 
@@ -173,7 +223,8 @@ def test_public_gateway_behind_a_trusted_proxy_limits_each_forwarded_visitor(
         index, monkeypatch) -> None:
     """The test client plays nginx on 127.0.0.1, forwarding for two visitors."""
     monkeypatch.delenv("SITE_KNOWLEDGE_GATEWAY_TOKEN", raising=False)
-    config = _gateway_args("--trusted-proxy", "127.0.0.1/32", "--allow-origin", ORIGIN)
+    config = _gateway_args("--mode", "public", "--trusted-proxy", "127.0.0.1/32",
+                           "--allow-origin", ORIGIN)
     a = {"origin": ORIGIN, XFF: "198.51.100.1"}
     b = {"origin": ORIGIN, XFF: "198.51.100.2"}
     with LogRecorder() as logs, ThreadedServer(create_app(index, config)) as server:
@@ -197,7 +248,7 @@ def test_public_gateway_behind_a_trusted_proxy_limits_each_forwarded_visitor(
 def test_without_trusted_proxy_forwarding_headers_do_not_split_a_peer(
         index, monkeypatch) -> None:
     monkeypatch.delenv("SITE_KNOWLEDGE_GATEWAY_TOKEN", raising=False)
-    config = _gateway_args("--allow-origin", ORIGIN)
+    config = _gateway_args("--mode", "public", "--allow-origin", ORIGIN)
     with ThreadedServer(create_app(index, config)) as server:
         statuses = [ask(server.url, OFF_TOPIC, headers={
             "origin": ORIGIN, XFF: f"198.51.100.{i}", "x-real-ip": f"192.0.2.{i}",

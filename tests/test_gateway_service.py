@@ -17,8 +17,8 @@ import pytest
 from site_knowledge.gateway.service import systemd_quote
 
 SYSTEMD_ANALYZE = shutil.which("systemd-analyze")
-COMMAND = ["serve", "site", "--model-preset", "qwen3-1.7b", "--port", "8000",
-           "--gateway-port", "8787", "--llama-port", "8081",
+COMMAND = ["serve", "site", "--mode", "private", "--model-preset", "qwen3-1.7b",
+           "--port", "8000", "--gateway-port", "8787", "--llama-port", "8081",
            "--allow-origin", "https://teo.github.io", "--trusted-proxy", "127.0.0.1/32",
            "--trusted-proxy", "::1"]
 
@@ -66,7 +66,8 @@ def test_systemd_unit_verifies_and_runs_the_command(tmp_path: Path) -> None:
 
 def test_launchd_plist_restarts_on_failure_only(tmp_path: Path) -> None:
     plist = tmp_path / "local.site-knowledge.plist"
-    command = ["gateway", "--artifact", "site", "--upstream", "http://127.0.0.1:8081",
+    command = ["gateway", "--mode", "public", "--artifact", "site",
+               "--upstream", "http://127.0.0.1:8081",
                "--allow-origin", "https://teo.github.io", "--trusted-proxy", "127.0.0.1/32",
                "--port", "8787"]
     done = _service("--launchd", "--log-file", str(tmp_path / "sk.log"), "-o", str(plist),
@@ -88,13 +89,18 @@ def test_launchd_plist_restarts_on_failure_only(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("args", "message"), [
     (["--systemd"], "name the command to run"),
     (["--systemd", "query", "site", "q"], "name the command to run"),
-    (["--systemd", "serve", "site", "--trusted-proxy", "10.0.0.1/8"],
+    (["--systemd", "serve", "site", "--mode", "public", "--trusted-proxy", "10.0.0.1/8"],
      "did you mean 10.0.0.0/8?"),
-    (["--launchd", "serve", "site", "--bogus"], "unrecognized arguments: --bogus"),
-    (["--systemd", "gateway", "--artifact", "s", "--upstream", "u", "--model-preset", "x"],
-     "unrecognized arguments: --model-preset x"),
-    (["--launchd", "--environment-file", "/etc/x", "serve", "site"], "are for --systemd"),
-    (["--systemd", "--name", "my service", "serve", "site"], "--name 'my service'"),
+    (["--launchd", "serve", "site", "--mode", "public", "--bogus"],
+     "unrecognized arguments: --bogus"),
+    (["--systemd", "gateway", "--mode", "public", "--artifact", "s", "--upstream", "u",
+      "--model-preset", "x"], "unrecognized arguments: --model-preset x"),
+    (["--launchd", "--environment-file", "/etc/x", "serve", "site", "--mode", "public"],
+     "are for --systemd"),
+    (["--systemd", "--name", "my service", "serve", "site", "--mode", "public"],
+     "--name 'my service'"),
+    (["--systemd", "serve", "site"], "the following arguments are required: --mode"),
+    (["--launchd", "serve", "site", "--mode", "private"], "--mode private: name where"),
 ])
 def test_bad_service_requests_are_named(tmp_path: Path, args: list[str], message: str) -> None:
     done = _service(*args, cwd=tmp_path)

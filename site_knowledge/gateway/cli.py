@@ -19,6 +19,11 @@ if TYPE_CHECKING:
     from .config import Followups, Routing
 
 DEFAULT_TOKEN_ENV = "SITE_KNOWLEDGE_GATEWAY_TOKEN"
+MODES = ("private", "public")
+
+
+class AccessError(ValueError):
+    """The access flags contradict each other or the token cannot be had; says which."""
 
 
 def _network(text: str) -> Any:
@@ -29,14 +34,20 @@ def _network(text: str) -> Any:
 
 
 def add_access_flags(parser: argparse.ArgumentParser) -> None:
-    """Who may ask: origins, the mode (token or none) and the trusted proxies."""
+    """Who may ask: origins, the mode (stated, never guessed from a variable) and the trusted
+    proxies."""
     parser.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
                         help="browser origin allowed to ask (repeatable), e.g. "
                              "https://you.github.io")
+    parser.add_argument("--mode", choices=MODES, required=True,
+                        help="public: anyone from the allowed origins, within the limits; "
+                             "private: every client, loopback included, presents the bearer "
+                             "token (an empty or unreadable token stops the start)")
     parser.add_argument("--token-env", default=DEFAULT_TOKEN_ENV, metavar="NAME",
-                        help="environment variable holding the bearer token; when it is set "
-                             "the gateway is private: every client, loopback included, must "
-                             f"present the token (default {DEFAULT_TOKEN_ENV})")
+                        help="private mode: the environment variable holding the bearer "
+                             f"token (default {DEFAULT_TOKEN_ENV})")
+    parser.add_argument("--token-file", type=Path, default=None, metavar="PATH",
+                        help="private mode: a file holding the token, instead of the variable")
     parser.add_argument("--trusted-proxy", action="append", default=[], type=_network,
                         metavar="CIDR",
                         help="reverse proxy or tunnel whose forwarding header names the "
@@ -102,19 +113,50 @@ def grounding_steps(args: argparse.Namespace) -> frozenset[str]:
     return frozenset(GROUNDING_STEPS) - set(args.no_grounding)
 
 
+def _token(args: argparse.Namespace) -> str | None:
+    """The token the flags point at: the file's first line, or the variable; ``None`` when
+    neither holds anything but blanks."""
+    if args.token_file is not None:
+        try:
+            text = args.token_file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise AccessError(f"cannot read --token-file {args.token_file}: "
+                              f"{getattr(exc, 'strerror', None) or exc}") from None
+        lines = text.splitlines()
+        return lines[0].strip() if lines and lines[0].strip() else None
+    return os.environ.get(args.token_env, "").strip() or None
+
+
 def access_settings(args: argparse.Namespace) -> tuple[str | None, ProxyTrust]:
-    """The token (None: public mode) and the proxy trust that the access flags ask for."""
-    token = os.environ.get(args.token_env) or None
+    """The token (``None``: public mode) and the proxy trust that the access flags ask for.
+
+    Raises:
+        AccessError: private mode without a token (the variable unset, empty or misspelled,
+            the file unreadable or empty), or public mode while a token is given.
+    """
+    token = _token(args)
+    source = (f"--token-file {args.token_file}" if args.token_file is not None
+              else f"${args.token_env}")
+    if args.mode == "private" and token is None:
+        raise AccessError(f"--mode private needs a token, and {source} holds none "
+                          "(unset, empty or misspelled?); refusing to start")
+    if args.mode == "public" and token is not None:
+        raise AccessError(f"--mode public, but {source} holds a token: pass --mode private "
+                          "to require it, or remove it")
     return token, ProxyTrust(tuple(args.trusted_proxy), args.proxy_header)
 
 
 def describe_access(token_env: str, token: str | None, proxies: ProxyTrust) -> str:
     """Two lines for the console: the mode and whose forwarding header is believed."""
-    mode = (f"private: every client must present the bearer token from ${token_env}"
+    mode = (f"private: every client must present the bearer token ({token_env})"
             if token else "public: anyone from the allowed origins, within the rate limits")
     trust = (f"{proxies.header} believed from {', '.join(map(str, proxies.networks))}"
              if proxies.networks else "forwarding headers ignored (no --trusted-proxy)")
     return f"mode          {mode}\nproxies       {trust}"
+
+
+def _token_source(args: argparse.Namespace) -> str:
+    return str(args.token_file) if args.token_file is not None else "$" + args.token_env
 
 
 def register(subparsers: Any) -> None:
@@ -205,7 +247,11 @@ def run_gateway(args: argparse.Namespace) -> int:
     from .config import GatewayConfig
     from .serve import uvicorn_config
 
-    token, proxies = access_settings(args)
+    try:
+        token, proxies = access_settings(args)
+    except AccessError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     index = load_index(args.artifact)
     index.encoder  # noqa: B018 - load the query encoder before the first visitor
     config = GatewayConfig(
@@ -219,7 +265,7 @@ def run_gateway(args: argparse.Namespace) -> int:
         followups=followup_settings(args),
     )
     app = create_app(index, config)
-    print(describe_access(args.token_env, token, proxies), flush=True)
+    print(describe_access(_token_source(args), token, proxies), flush=True)
     print(f"gateway http://{args.host}:{args.port}/api/ask "
           f"({len(config.upstreams)} upstream(s))", flush=True)
     uvicorn.Server(uvicorn_config(app, args.host, args.port)).run()
@@ -246,7 +292,8 @@ def run_serve(args: argparse.Namespace) -> int:
 
     try:
         chosen = _chosen_preset(args)
-    except PresetError as exc:
+        token, proxies = access_settings(args)
+    except (PresetError, AccessError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     binary = find_llama_server(args.llama_server)
@@ -266,12 +313,11 @@ def run_serve(args: argparse.Namespace) -> int:
                      cache_ram_mib=args.cache_ram)
     origins = frozenset({f"http://127.0.0.1:{args.port}", f"http://localhost:{args.port}",
                          *args.allow_origin})
-    token, proxies = access_settings(args)
     config = GatewayConfig(upstreams=(spec.url,), allow_origins=origins, model=model.name,
                            token=token, proxies=proxies, grounding=grounding_steps(args),
                            routing=routing_settings(args, model.name),
                            followups=followup_settings(args))
-    print(describe_access(args.token_env, token, proxies), flush=True)
+    print(describe_access(_token_source(args), token, proxies), flush=True)
     try:
         return run_stack(args.site_dir, Supervisor(LlamaServer(spec, sha256)), config,
                          port=args.port, gateway_port=args.gateway_port, drain_s=args.drain)
@@ -309,7 +355,10 @@ def run_service(args: argparse.Namespace) -> int:
         parser.error("--log-file is for --launchd (systemd logs to the journal)")
     check = argparse.ArgumentParser(prog=parser.prog)
     register(check.add_subparsers(dest="command", required=True))
-    check.parse_args(args.run)  # the command's own flags, checked now
+    ran = check.parse_args(args.run)  # the command's own flags, checked now
+    if ran.mode == "private" and ran.token_file is None and not args.environment_file:
+        parser.error("--mode private: name where the token is, --environment-file FILE "
+                     "(systemd) or the command's --token-file PATH; a unit never holds it")
     spec = ServiceSpec(
         name=args.name,
         program=tuple(site_knowledge_program()),

@@ -105,3 +105,7 @@ class GatewayConfig:
     passages: int = 4
     routing: Routing | None = None
     followups: Followups | None = field(default_factory=Followups)
+
+    def __post_init__(self) -> None:
+        if self.token is not None and not self.token.strip():
+            raise ValueError("private mode needs a token that is not empty; None is public mode")

@@ -69,9 +69,12 @@ def check_token(headers: dict[str, str], token: str | None) -> None:
         return
     supplied = headers.get("authorization", "")
     scheme, _, value = supplied.partition(" ")
-    if scheme.lower() != "bearer" or not hmac.compare_digest(
-        value.strip().encode(), token.encode()
-    ):
+    value = value.strip()
+    # Digests of equal length, compared in constant time: neither the token's length nor
+    # its prefix shows in the timing; an empty token (never configured) matches nothing.
+    matches = hmac.compare_digest(hashlib.sha256(value.encode("utf-8", "replace")).digest(),
+                                  hashlib.sha256(token.encode()).digest())
+    if scheme.lower() != "bearer" or not value or not token or not matches:
         raise Refusal(401, "unauthorized", "A valid bearer token is required.")
 
 
