@@ -22,12 +22,16 @@ CORPORA = REPO / "tests" / "corpora"
 ANSWER_SETS = {
     "netbox": CORPORA / "netbox-docs" / "docs",
     "drf-docs": CORPORA / "drf-docs" / "docs",
+    "evaluationcontext-blog": CORPORA / "evaluationcontext-blog" / "docs",
+    "fastapi-docs": CORPORA / "fastapi-docs" / "docs",
 }
 """Each answer set (``evals/<name>/answers.jsonl``) and the docs folder its sources are in."""
 
 PRODUCT_WORDS = {
     "netbox": _words("NetBox"),
     "drf-docs": _words("Django REST framework DRF"),
+    "evaluationcontext-blog": _words("Evaluation Context"),
+    "fastapi-docs": _words("FastAPI"),
 }
 """The product's own name, which a paraphrase may use."""
 
