@@ -3,6 +3,7 @@
 // artifact's stable system prompt, frozen earlier exchanges, then the numbered excerpts, the
 // premise notice and the question. Budgets in characters (code points, as Python counts).
 
+import { neutralise } from "./control_text.js";
 import { length, pyRegex, strip } from "./pystr.js";
 
 /**
@@ -43,16 +44,20 @@ export function headingLabel(title, heading) {
   return heading && heading !== title ? `${title} > ${heading}` : title;
 }
 
-/** The best passages, whole, while they fit `evidence_chars` (the first always goes in). */
+/** The best passages, whole, while they fit `evidence_chars` (the first always goes in); a
+ * page's title, heading and text with chat-template control text made inert, as the gateway's
+ * prompt.page_evidence makes them. */
 export function fitEvidence(results, { evidence_chars: evidenceChars }) {
   const evidence = [];
   let used = 0;
   for (const r of results) {
-    const size = length(r.text);
+    const text = neutralise(r.text);
+    const size = length(text);
     if (evidence.length && used + size > evidenceChars) break;
-    const label = headingLabel(r.title, r.heading);
+    const title = neutralise(r.title);
+    const label = headingLabel(title, neutralise(r.heading ?? ""));
     const fiction = r.authority === "fiction";
-    evidence.push({ n: evidence.length + 1, label, text: r.text, url: r.url, title: r.title, id: r.id, fiction });
+    evidence.push({ n: evidence.length + 1, label, text, url: r.url, title, id: r.id, fiction });
     used += size;
   }
   return evidence;

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from site_knowledge.grounding import Passage, heading_label
 
+from .control_text import neutralise
 from .policy import Exchange
 
 if TYPE_CHECKING:
@@ -66,10 +67,19 @@ class Budgets:
         return cls(**known)
 
 
+def page_evidence(n: int, title: str, heading: str, url: str, text: str,
+                  fiction: bool = False) -> Evidence:
+    """Evidence ``n`` from a page's words, any chat-template control text in its title,
+    heading or text made inert (``control_text.neutralise``): a page is data, and must not
+    be able to close the turn it is quoted in. ``browser/prompt.js``'s ``fitEvidence`` does
+    the same (``tests/data/prompt_vectors.json``)."""
+    return Evidence(n, neutralise(title), neutralise(heading), url, neutralise(text), fiction)
+
+
 def evidence_of(n: int, source: SourceRecord, passage: PassageRecord) -> Evidence:
     """Passage ``n`` of the evidence, from its artifact records."""
-    return Evidence(n, source.title, passage.heading or "", passage.url, passage.text,
-                    source.authority == "fiction")
+    return page_evidence(n, source.title, passage.heading or "", passage.url, passage.text,
+                         source.authority == "fiction")
 
 
 def evidence_from_hits(hits: Sequence[Hit]) -> list[Evidence]:

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import prompt
 from .config import Routing
+from .control_text import neutralise
 from .metrics import RouteSample
 from .upstream import Delta, Finish, UpstreamFailure, UpstreamUnavailable
 
@@ -88,7 +89,8 @@ class Catalog:
 
 
 def _entry(n: int, source: Any) -> Entry:
-    return Entry(str(n), source.id, source.title, source.description)
+    """A catalog line's parts, the page's words with their control text made inert."""
+    return Entry(str(n), source.id, neutralise(source.title), neutralise(source.description))
 
 
 def catalog(index: KnowledgeIndex, hits: Sequence[Hit], pages: int) -> Catalog:
@@ -175,7 +177,7 @@ def site_summary(index: KnowledgeIndex) -> tuple[str, str]:
     home = index.sources_by_id.get("index")
     text = " ".join(home.description.split()) if home else ""
     first = re.split(r"(?<=[.!?])\s", text, maxsplit=1)[0][:SUMMARY_CHARS]
-    return name, first
+    return neutralise(name), neutralise(first)
 
 
 def rules(site: tuple[str, str], stable: Sequence[Entry], max_sources: int) -> str:
