@@ -99,6 +99,7 @@ PLAIN = [
     "A [link](https://example.org/a_(b)) and `code` and ``double``.",
     "http://a.b/c?d=1,2 next https://x.y",
     "No markup at all.",
+    "Install `kestrel-cli` with `pip install kestrel-cli==0.9.1` [4].",
 ]
 FOLD = ["Teo's", "Cities", "Systems", "status", "Teo’s", "CITIES", "ﬁles", "ΟΔΟΣ", "Ärzte",
         "bus", "analysis", "ties", "dies", "𠀀ies", "𠀀𠀀ies", "Kovačević's", "İstanbul", "s",
@@ -160,6 +161,15 @@ CLAIMS = [
     "Two roles: the platform and Search.", "In short: The site says so.",
 ]
 UNSUPPORTED = [
+    # Identifiers stand verbatim in the evidence, or are claims; spans need one sentence.
+    ("Install it with `pip install kestrel-cli==0.9.1`.", ""),
+    ("The `kestrel` API is wrapped by `kestrel-cli` version 0.9.1.", ""),
+    ("Call `kestrel.stream_join()` with the --fast-mode flag.", ""),
+    ("The crate is tidepool.core_joins, version 2.3.0.", ""),
+    ("She worked at Nordlicht GmbH from 2015 to 2021.", ""),
+    ("She studied physics from 2010 to 2021.", ""),
+    ("She studied physics in Łódź (2010–2014), then worked from March 2015 to 2021.", ""),
+    ("She worked at Nordlicht GmbH for 7 years.", ""),
     ("Mira is a data engineer at Brightwater AG in Zürich.", ""),
     ("She worked at Nordlicht GmbH for 6 years.", ""),
     ("She worked at Nordlicht GmbH for 6 cats.", ""),
@@ -265,6 +275,16 @@ PREMISES = [
     "Mira Mira MIRA mira salary salary",
 ]
 GROUND = [
+    # A marker standing where a word belongs drops its sentence; a citation phrase becomes
+    # its markers; an invented identifier is a claim.
+    ("What does kestrel-cli wrap?", [3], "It wraps [1]. Install it with pip [1]."),
+    ("Where did Mira speak in 2023?", [4],
+     "She spoke at PyCon DE in [1], while the talk lasted 30 minutes [1]."),
+    ("How long was the talk?", [4], "The talk lasted 30 minutes, as mentioned in [1]."),
+    ("How do I install kestrel-cli?", [3],
+     "Install it with `pip install kestrel-cli==0.9.1` [1]."),
+    ("Which function joins streams?", [2, 3], "Use `tidepool.stream_join()` for that [1]."),
+    ("What is the package called?", [3], "The package is called [1]."),
     ("Why did Mira leave Brightwater AG in 2021?", [1, 0],
      "Mira left Brightwater AG in 2021 to travel [2]."),
     ("Does Mira still work at Nordlicht GmbH in Köln?", [1, 0],
@@ -469,6 +489,8 @@ def unicode_classes() -> dict[str, Any]:
 def patterns() -> dict[str, dict[str, Any]]:
     """Every regular expression of the grounding package, as Python compiled it."""
     named = {
+        "CITE_PHRASE": text.CITE_PHRASE, "STAND_IN": text.STAND_IN,
+        "CODE_TOKEN": text.CODE_TOKEN, "IDENTIFIER": text.IDENTIFIER, "SPAN": claims.SPAN,
         "CITATION": text.CITATION, "MARKER": text._MARKER, "URL": text._URL, "CODE": text._CODE,
         "BOUNDARY": text._BOUNDARY, "ABBREVIATION": text._ABBREVIATION, "WORD": text.WORD,
         "NEGATION": text.NEGATION, "SAYING": text.SAYING, "SOURCE": text.SOURCE,

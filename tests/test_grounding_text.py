@@ -31,9 +31,9 @@ def test_numbers_read_separators_suffixes_and_words():
     assert [value for _, value in found] == [85000, 60000, 2019, 3.5, 40, 2]
 
 
-def test_plain_drops_markers_urls_and_code():
+def test_plain_drops_markers_urls_and_the_backticks_of_code():
     assert plain("See [2] https://x.org/a and [docs](cv/) or `rm -rf 42`").split() == \
-        ["See", "and", "[docs]", "or"]
+        ["See", "and", "[docs]", "or", "rm", "-rf", "42"]
 
 
 def test_fold_strips_possessives_and_plurals():

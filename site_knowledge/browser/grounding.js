@@ -113,6 +113,29 @@ export const PYTHON_PATTERNS = {
   ONGOING: [String.raw`\b(?:since|still|currently|now|present|today|so\s+far|to\s+date|as\s+of)\b`, true],
   AFFIRMATIVE: [String.raw`^\W*(?:yes|yeah|yep|correct|indeed|that['’]?s (?:right|correct|true))\b`, true],
   DENYING: [String.raw`\b(?:not|never)\b|n['’]t\b`, true],
+  CITE_PHRASE: [
+    String.raw`,?\s+\(?(?:as\s+)?(?:(?:mentioned|stated|described|noted|explained|shown|documented|` +
+      String.raw`listed|given|covered|discussed|outlined|detailed|defined)\s+(?:in|on|by)|according\s+to|` +
+      String.raw`see)\s+((?:\[\d{1,3}\]\s*)+)\)?`,
+    true,
+  ],
+  STAND_IN: [
+    String.raw`\b(?:is|are|was|were|be|been|in|at|on|of|to|by|with|for|from|into|via|the|a|an|called|` +
+      String.raw`named|titled|use|uses|using)\s*(?:\[\d{1,3}\]\s*)+(?=$|[.!?,;:)]|\s+(?:and|or|but|while|` +
+      String.raw`whereas)\b)`,
+    true,
+  ],
+  CODE_TOKEN: ["`([^`\\s]+?)(?:\\(\\))?`", false],
+  IDENTIFIER: [
+    String.raw`(?<![\w./-])(?:[A-Za-z_]\w+(?:\.[A-Za-z_]\w+)+|\w+(?:_\w+)+|v?\d+(?:\.\d+){2,}|` +
+      String.raw`--[A-Za-z][\w-]*)(?![\w-])`,
+    false,
+  ],
+  SPAN: [
+    String.raw`\b(?:from\s+|between\s+)?(?:([A-Za-z]{3,9})\.?\s+)?(\d{4})\s*` +
+      String.raw`(?:to|until|till|through|–|—|-)\s*(?:([A-Za-z]{3,9})\.?\s+)?(\d{4})\b`,
+    true,
+  ],
   ...Object.fromEntries(INJECTION_SOURCES.map((source, i) => [`INJECTION_${i}`, [source, true]])),
 };
 
@@ -139,6 +162,10 @@ const REPORTED = compiled("REPORTED", ALL);
 const CLAUSE = compiled("CLAUSE");
 const NUMBER = compiled("NUMBER", ALL);
 const ANSWER_MARKERS = compiled("ANSWER_MARKERS", ALL);
+const CITE_PHRASE = compiled("CITE_PHRASE", ALL);
+const STAND_IN = compiled("STAND_IN");
+const CODE_TOKEN = compiled("CODE_TOKEN", ALL);
+const IDENTIFIER = compiled("IDENTIFIER", ALL);
 const NUMBER_WORDS = new Map(Object.entries({
   two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9,
   ten: 10, eleven: 11, twelve: 12, thirteen: 13, fourteen: 14, fifteen: 15,
@@ -177,9 +204,51 @@ function append(out, answer, start, end) {
   }
 }
 
-/** Text without citation markers, URLs, link targets or inline code. */
+/** Text without citation markers, URLs, link targets or the backticks of inline code (the
+ * code itself stays). */
 export function plain(text) {
-  return text.replace(MARKER, "").replace(URL, " ").replace(CODE, " ");
+  return text.replace(MARKER, "").replace(URL, " ").replace(CODE, (code) => code.slice(1, -1));
+}
+
+/** The sentence with each citation phrase ("..., as mentioned in [1]") written as its markers. */
+export function citePhrasesAsMarkers(sentence) {
+  return sentence.replace(CITE_PHRASE, (_, markers) => " " + strip(markers));
+}
+
+/** A citation marker stands where a word belongs ("The package is [1]."). */
+export function hasStandIn(sentence) {
+  return pySearch(STAND_IN, sentence);
+}
+
+/** A sentence's code identifiers (CODE_TOKEN, then IDENTIFIER outside code and URLs), each once,
+ * in order. */
+export function identifiers(sentence) {
+  const text = sentence.replace(MARKER, "").replace(URL, " ");
+  const found = [...text.matchAll(CODE_TOKEN)].map((m) => m[1]);
+  for (const m of text.replace(CODE_TOKEN, " ").matchAll(IDENTIFIER)) found.push(m[0]);
+  return [...new Set(found)];
+}
+
+const WORD_CHAR = /^[\p{L}\p{N}_]$/u;
+
+/** The identifier stands in the text verbatim, not inside a longer word. */
+export function occurs(identifier, text) {
+  for (let start = text.indexOf(identifier); start >= 0; start = text.indexOf(identifier, start + 1)) {
+    const end = start + identifier.length;
+    const before = start ? [...text.slice(Math.max(0, start - 2), start)].pop() : " ";
+    const after = end < text.length ? String.fromCodePoint(text.codePointAt(end)) : " ";
+    if (!WORD_CHAR.test(before) && !WORD_CHAR.test(after)) return true;
+  }
+  return false;
+}
+
+/** The sentence with each of the identifiers (longest first) written as the neutral word
+ * "code", so that their parts are not read as names or numbers. */
+function withoutIdentifiers(sentence, found) {
+  for (const identifier of [...found].sort((a, b) => length(b) - length(a))) {
+    sentence = sentence.split(identifier).join("code");
+  }
+  return sentence;
 }
 
 /** A word as claims compare it: lower case without diacritics (NFKD, combining marks dropped,
@@ -280,6 +349,14 @@ const CUT_NAME = 3;
 const FIRST_YEAR = 1900;
 const LAST_YEAR = 2100;
 const isYear = (v) => Number.isInteger(v) && v >= FIRST_YEAR && v <= LAST_YEAR;
+const SPAN = compiled("SPAN", ALL);
+const MONTHS = new Set(["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]);
+
+/** A month's three-letter key, or null for no word or a word that names no month. */
+function month(word) {
+  const key = word ? chars(fold(word)).slice(0, 3).join("") : "";
+  return MONTHS.has(key) ? key : null;
+}
 
 /** The terms that are not numbers (a number never supports itself). */
 function contentTerms(terms) {
@@ -353,6 +430,8 @@ export class Support {
     this.planted = [];
     this.plantedWords = [];
     this.namesBefore = new Map();
+    this.texts = [];
+    this.dates = [];
     for (const [sentence, isPlanted] of supportSentences(texts)) {
       const terms = new Set(contentTerms(tokenizeText(sentence)));
       if (isPlanted) {
@@ -361,6 +440,7 @@ export class Support {
         continue;
       }
       this.clean.push(terms);
+      this.texts.push(sentence);
       for (const age of statedAges(sentence)) this.ages.add(age);
       for (const w of wordsOf(sentence)) this.words.add(fold(w));
       for (const [word, following] of adjacentWords(sentence)) {
@@ -373,6 +453,8 @@ export class Support {
         if (!this.contexts.has(value)) this.contexts.set(value, []);
         this.contexts.get(value).push(terms);
       }
+      const months = new Set(wordsOf(sentence).map(month).filter((m) => m !== null));
+      this.dates.push([new Set(values.filter(isYear)), months]);
       const operands = [...new Set(values.filter((v) => !isYear(v)))].sort((x, y) => x - y);
       for (let i = 0; i < operands.length; i++) {
         for (let j = i + 1; j < operands.length; j++) {
@@ -387,14 +469,15 @@ export class Support {
     for (const [sentence, isPlanted] of supportSentences(fiction)) {
       if (!isPlanted) for (const w of wordsOf(sentence)) this.fictionWords.add(fold(w));
     }
-    const years = new Set();
-    for (const v of this.contexts.keys()) if (isYear(v)) years.add(v);
-    if (referenceYear !== null && referenceYear !== undefined) years.add(referenceYear);
-    const sorted = [...years].sort((a, b) => a - b);
     this.durations = new Set();
-    for (let i = 0; i < sorted.length; i++) {
-      for (let j = i + 1; j < sorted.length; j++) {
-        for (const d of [-1, 0, 1]) this.durations.add(Math.abs(sorted[i] - sorted[j]) + d);
+    const withReference = referenceYear !== null && referenceYear !== undefined;
+    for (const [stated] of this.dates) {
+      const sorted = [...stated].sort((a, b) => a - b);
+      for (let i = 0; i < sorted.length; i++) {
+        for (let j = i + 1; j < sorted.length; j++) {
+          for (const d of [-1, 0, 1]) this.durations.add(Math.abs(sorted[i] - sorted[j]) + d);
+        }
+        if (withReference) for (const d of [-1, 0, 1]) this.durations.add(Math.abs(sorted[i] - referenceYear) + d);
       }
     }
   }
@@ -415,6 +498,21 @@ export class Support {
 
   hasWord(word) {
     return this.words.has(fold(word));
+  }
+
+  /** The identifier stands verbatim in a clean support sentence (occurs). */
+  hasIdentifier(identifier) {
+    return this.texts.some((text) => occurs(identifier, text));
+  }
+
+  /** One clean support sentence states both years of a SPAN match, and its months where the
+   * span names them and that sentence names any. */
+  statesSpan(span) {
+    const start = Number(span[2]);
+    const end = Number(span[4]);
+    const months = [month(span[1]), month(span[3])].filter((m) => m !== null);
+    return this.dates.some(([stated, named]) => stated.has(start) && stated.has(end)
+      && (!named.size || months.every((m) => named.has(m))));
   }
 
   /** The sentence with each capitalised word of CUT_NAME letters or more that the support never
@@ -508,13 +606,16 @@ export function unsupported(sentence, support, questionWords, questionTerms = ne
   if (parts.some(([part, terms]) => !isNegated(part) && support.echoesPlanted(sentence, terms, sentence.indexOf(part) + part.length))) {
     return [["planted", sentence.trim()]];
   }
+  const found = identifiers(sentence);
+  const out = found.filter((i) => !support.hasIdentifier(i)).map((i) => ["identifier", i]);
+  for (const m of plain(sentence).matchAll(SPAN)) if (!support.statesSpan(m)) out.push(["span", m[0]]);
+  sentence = withoutIdentifiers(sentence, found);
   const terms = new Set([...own, ...questionTerms]);
   const text = plain(sentence);
   const personal = pySearch(PERSONAL, text) || [...people].some((t) => own.has(t));
   const ages = personal ? statedAges(text) : new Set();
   const privateWords = personal ? [...text.matchAll(PRIVATE_ALL)].map((m) => m[0]) : [];
   const privateTerms = new Set(contentTerms(support.tokenize(privateWords.join(" "))));
-  const out = [];
   for (const claim of claims(sentence, support.tokenize)) {
     const [kind, written] = claim;
     const value = kind === "number" ? numbers(written)[0][1] : null;
@@ -917,6 +1018,16 @@ export function ground(answer, context, checkClaims = true) {
       continue;
     }
     seen.add(key);
+    const citedAs = citePhrasesAsMarkers(sentence.text);
+    if (citedAs !== sentence.text) {
+      sentence = { ...sentence, text: citedAs };
+      rewritten = true;
+    }
+    if (hasStandIn(sentence.text)) {
+      removed.push(["stand-in", sentence.text]);
+      dropped = true;
+      continue;
+    }
     const completed = checkClaims ? context.support.completed(sentence.text) : sentence.text;
     if (completed !== sentence.text) {
       sentence = { ...sentence, text: completed };

@@ -17,7 +17,9 @@ from .text import (
     CITATION,
     WORD,
     Sentence,
+    cite_phrases_as_markers,
     fold,
+    has_stand_in,
     inflection_key,
     is_decline,
     is_negated,
@@ -122,7 +124,10 @@ class Context:
 def ground(answer: str, context: Context, check_claims: bool = True) -> Grounded:
     """Check a finished answer against its evidence and the stable facts.
 
-    Repeated sentences are dropped (small models loop); with the claim check, a name cut short
+    Repeated sentences are dropped (small models loop), a citation phrase ("as mentioned in
+    [1]") becomes its markers, and a sentence whose marker stands where a word belongs ("The
+    package is [1].") is dropped whole: grounding edits sentences, never words inside
+    them. With the claim check, a name cut short
     is written whole (``Support.completed``) and sentences with numbers or names that the
     support never states are removed; model-written ``[n]`` that point at a passage without
     the sentence's words are dropped; each remaining sentence is attributed to the passages
@@ -149,6 +154,14 @@ def ground(answer: str, context: Context, check_claims: bool = True) -> Grounded
             dropped = True
             continue
         seen.add(key)
+        cited_as = cite_phrases_as_markers(sentence.text)
+        if cited_as != sentence.text:
+            sentence = Sentence(cited_as, sentence.start, sentence.end)
+            rewritten = True
+        if has_stand_in(sentence.text):
+            removed.append(Claim("stand-in", sentence.text))
+            dropped = True
+            continue
         completed = context.support.completed(sentence.text) if check_claims else sentence.text
         if completed != sentence.text:
             sentence = Sentence(completed, sentence.start, sentence.end)

@@ -9,7 +9,17 @@ from dataclasses import dataclass
 from itertools import combinations, pairwise
 
 from .injection import planted
-from .text import NUMBER_WORDS, WORD, fold, is_negated, numbers, plain
+from .text import (
+    NUMBER_WORDS,
+    WORD,
+    fold,
+    identifiers,
+    is_negated,
+    numbers,
+    occurs,
+    plain,
+    without_identifiers,
+)
 
 _YEAR = range(1900, 2101)
 _SENTENCE_OPENERS = re.compile(r"(?:^|[:;(\"“‘]|\s[-–—]|^\s*(?:[-*•]|\d+[.)]))\s*$")
@@ -52,6 +62,18 @@ REPORTED = re.compile(r"\b(?:told|tells?|says?|said|claim(?:s|ed)?|ask(?:s|ed)|"
 planted sentence itself says it ("Teo has told us that ...")."""
 CUT_NAME = 3
 """Least letters of a capitalised word that ``Support.completed`` reads as a name cut short."""
+SPAN = re.compile(r"\b(?:from\s+|between\s+)?(?:([A-Za-z]{3,9})\.?\s+)?(\d{4})\s*"
+                  r"(?:to|until|till|through|–|—|-)\s*(?:([A-Za-z]{3,9})\.?\s+)?(\d{4})\b",
+                  re.IGNORECASE)
+"""A span of time between two years, each perhaps after its month ("from September 2014 to
+December 2016", "2012–2014"): one support sentence must state both ends."""
+MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+
+
+def _month(word: str | None) -> str | None:
+    """A month's three-letter key, or None for no word or a word that names no month."""
+    key = fold(word)[:3] if word else ""
+    return key if key in MONTHS else None
 
 
 @dataclass(frozen=True)
@@ -69,7 +91,9 @@ class Support:
     """What an answer may state: the words of the evidence and the stable facts (less planted
     sentences: an injection attempt and the rest of its paragraph; fiction apart, only good
     for denials), each number with the terms of the sentences that state it, the ages stated
-    (``AGE``), the durations derivable from their years (differences, counted either way), and
+    (``AGE``), the durations between two years one sentence states, or a stated year and the
+    build year (differences, counted either way), the years and months each sentence states
+    (for spans), the clean sentences themselves (for identifiers), and
     the term sets of the clean and the planted sentences (an answer may not repeat a planted
     one)."""
 
@@ -84,6 +108,8 @@ class Support:
         self.planted: list[frozenset[str]] = []
         self.planted_words: list[frozenset[str]] = []
         self.names_before: dict[str, set[str]] = {}
+        self.texts: list[str] = []
+        self.dates: list[tuple[frozenset[int], frozenset[str]]] = []
         for sentence, is_planted in _sentences(texts):
             terms = frozenset(_content_terms(tokenize(sentence)))
             if is_planted:
@@ -91,6 +117,7 @@ class Support:
                 self.planted_words.append(frozenset(fold(w) for w in WORD.findall(sentence)))
                 continue
             self.clean.append(terms)
+            self.texts.append(sentence)
             self.ages |= stated_ages(sentence)
             self.words.update(fold(w) for w in WORD.findall(sentence))
             for word, following, _ in _adjacent_words(sentence):
@@ -99,17 +126,19 @@ class Support:
             values = [value for _, value in numbers(sentence)]
             for value in values:
                 self.contexts.setdefault(value, []).append(terms)
+            stated_years = frozenset(int(v) for v in values if _is_year(v))
+            self.dates.append((stated_years, frozenset(
+                m for w in WORD.findall(sentence) if (m := _month(w)) is not None)))
             operands = sorted({v for v in values if not _is_year(v)})
             for a, b in combinations(operands, 2):
                 for result in (a + b, b - a):
                     self.arithmetic.setdefault(result, []).append(terms)
         self.fiction_words = {fold(w) for s, is_planted in _sentences(fiction) if not is_planted
                               for w in WORD.findall(s)}
-        years = {int(v) for v in self.contexts if _is_year(v)}
+        pairs = {pair for stated, _ in self.dates for pair in combinations(sorted(stated), 2)}
         if reference_year is not None:
-            years.add(reference_year)
-        self.durations = {float(abs(a - b) + d) for a, b in combinations(sorted(years), 2)
-                          for d in (-1, 0, 1)}
+            pairs |= {(year, reference_year) for stated, _ in self.dates for year in stated}
+        self.durations = {float(abs(a - b) + d) for a, b in pairs for d in (-1, 0, 1)}
 
     def has_number(self, value: float, claim_terms: frozenset[str], computed: bool = True
                    ) -> bool:
@@ -133,6 +162,18 @@ class Support:
 
     def has_word(self, word: str) -> bool:
         return fold(word) in self.words
+
+    def has_identifier(self, identifier: str) -> bool:
+        """The identifier stands verbatim in a clean support sentence (``occurs``)."""
+        return any(occurs(identifier, text) for text in self.texts)
+
+    def states_span(self, span: re.Match[str]) -> bool:
+        """One clean support sentence states both years of a ``SPAN`` match, and its months
+        where the span names them and that sentence names any."""
+        start, end = int(span.group(2)), int(span.group(4))
+        months = {m for m in (_month(span.group(1)), _month(span.group(3))) if m}
+        return any({start, end} <= stated and (not named or months <= named)
+                   for stated, named in self.dates)
 
     def completed(self, sentence: str) -> str:
         """The sentence with each capitalised word of ``CUT_NAME`` letters or more that the
@@ -256,6 +297,12 @@ def unsupported(sentence: str, support: Support, question_words: frozenset[str],
     sentence's terms and the question's (``question_terms``: a short answer like "2019"
     answers the question it was asked).
 
+    A code identifier (``identifiers``: inline code, dotted and snake_case names, versions,
+    flags) is supported only where it stands verbatim in a support sentence; one that does is
+    never read as names or numbers ("`rest_framework.authentication`" is not three names). A
+    span between two years ("from September 2014 to December 2016") needs one support
+    sentence stating both ends (``Support.states_span``), not two dates stated apart.
+
     The age of a person (``AGE`` in a sentence that says ``he``, ``I``, ... or a term of the
     site's name, ``people``) must be stated as an age (``AGE`` in a support sentence): no
     duration, sum or other mention of the number supports it. In such a sentence with a
@@ -278,13 +325,17 @@ def unsupported(sentence: str, support: Support, question_words: frozenset[str],
     if any(not is_negated(part) and support.echoes_planted(
             sentence, terms, sentence.find(part) + len(part)) for part, terms in parts):
         return [Claim("planted", sentence.strip())]
+    found = identifiers(sentence)
+    out = [Claim("identifier", i) for i in found if not support.has_identifier(i)]
+    out += [Claim("span", m.group(0)) for m in SPAN.finditer(plain(sentence))
+            if not support.states_span(m)]
+    sentence = without_identifiers(sentence, found)
     terms = own | question_terms
     text = plain(sentence)
     personal = PERSONAL.search(text) is not None or not people.isdisjoint(own)
     ages = stated_ages(text) if personal else set()
     private = frozenset(_content_terms(support.tokenize(" ".join(PRIVATE.findall(text))))
                         ) if personal else frozenset()
-    out: list[Claim] = []
     for claim in claims(sentence, support.tokenize):
         if claim.kind == "number":
             value = numbers(claim.text)[0][1]

@@ -75,8 +75,33 @@ def _append(out: list[Sentence], answer: str, start: int, end: int) -> None:
 
 
 def plain(text: str) -> str:
-    """Text without citation markers, URLs, link targets or inline code."""
-    return _CODE.sub(" ", _URL.sub(" ", _MARKER.sub("", text)))
+    """Text without citation markers, URLs, link targets or the backticks of inline code (the
+    code itself stays: an answer that names `CHANGELOG_RETENTION` says something)."""
+    return _CODE.sub(lambda m: m.group(0)[1:-1], _URL.sub(" ", _MARKER.sub("", text)))
+
+
+CITE_PHRASE = re.compile(
+    r",?\s+\(?(?:as\s+)?(?:(?:mentioned|stated|described|noted|explained|shown|documented|"
+    r"listed|given|covered|discussed|outlined|detailed|defined)\s+(?:in|on|by)|according\s+to|"
+    r"see)\s+((?:\[\d{1,3}\]\s*)+)\)?", re.IGNORECASE)
+"""A phrase naming its citation as the source ("..., as mentioned in [1].", "(see [2])"): the
+markers alone say the same."""
+STAND_IN = re.compile(
+    r"\b(?:is|are|was|were|be|been|in|at|on|of|to|by|with|for|from|into|via|the|a|an|called|"
+    r"named|titled|use|uses|using)\s*(?:\[\d{1,3}\]\s*)+(?=$|[.!?,;:)]|\s+(?:and|or|but|while|"
+    r"whereas)\b)", re.IGNORECASE)
+"""Markers standing where a word belongs, after a verb, a preposition or an article ("The
+package is [1].", "introduces the idea in [1], while ..."): the sentence has a hole."""
+
+
+def cite_phrases_as_markers(sentence: str) -> str:
+    """The sentence with each citation phrase (``CITE_PHRASE``) written as its markers."""
+    return CITE_PHRASE.sub(lambda m: " " + m.group(1).strip(), sentence)
+
+
+def has_stand_in(sentence: str) -> bool:
+    """A citation marker stands where a word belongs (``STAND_IN``)."""
+    return STAND_IN.search(sentence) is not None
 
 
 def fold(word: str) -> str:
@@ -140,3 +165,45 @@ def is_decline(sentence: str) -> bool:
     """The sentence declines to answer (``SAYING``, ``SOURCE``)."""
     return (is_negated(sentence) and SAYING.search(sentence) is not None
             and SOURCE.search(sentence) is not None)
+
+
+CODE_TOKEN = re.compile(r"`([^`\s]+?)(?:\(\))?`")
+"""Inline code of one token (``retry_on``, ``foo()``: the call's brackets apart)."""
+IDENTIFIER = re.compile(
+    r"(?<![\w./-])(?:[A-Za-z_]\w+(?:\.[A-Za-z_]\w+)+|\w+(?:_\w+)+|v?\d+(?:\.\d+){2,}|"
+    r"--[A-Za-z][\w-]*)(?![\w-])")
+"""Identifiers outside code: dotted names (``rest_framework.authentication``), snake_case
+names, versions of three parts or more (``4.0.1``) and long flags (``--no-history``)."""
+
+
+def identifiers(sentence: str) -> list[str]:
+    """A sentence's code identifiers (``CODE_TOKEN``, then ``IDENTIFIER`` outside code and
+    URLs), each once, in order."""
+    text = _URL.sub(" ", _MARKER.sub("", sentence))
+    found = [m.group(1) for m in CODE_TOKEN.finditer(text)]
+    found += [m.group(0) for m in IDENTIFIER.finditer(CODE_TOKEN.sub(" ", text))]
+    return list(dict.fromkeys(found))
+
+
+_WORD_CHAR = re.compile(r"\w")
+
+
+def occurs(identifier: str, text: str) -> bool:
+    """The identifier stands in the text verbatim, not inside a longer word."""
+    start = text.find(identifier)
+    while start >= 0:
+        end = start + len(identifier)
+        before = text[start - 1] if start else " "
+        after = text[end] if end < len(text) else " "
+        if not _WORD_CHAR.match(before) and not _WORD_CHAR.match(after):
+            return True
+        start = text.find(identifier, start + 1)
+    return False
+
+
+def without_identifiers(sentence: str, found: list[str]) -> str:
+    """The sentence with each of the identifiers (longest first) written as the neutral word
+    ``code``, so that their parts are not read as names or numbers."""
+    for identifier in sorted(found, key=len, reverse=True):
+        sentence = sentence.replace(identifier, "code")
+    return sentence
