@@ -58,7 +58,8 @@ def start(slots: int, cache_ram_mib: int, threads: int, extra: tuple[str, ...] =
                      threads=threads, cache_ram_mib=cache_ram_mib, cache_reuse=cache_reuse,
                      extra=extra)
     log = Path(tempfile.gettempdir()) / f"sk-bench-llama-{spec.port}.log"
-    server = LlamaServer(spec, DEFAULT_MODEL_SHA256, log=log.open("wb"))
+    # Unkeyed: the benchmarks talk to it directly, as the operator of a bare llama-server does.
+    server = LlamaServer(spec, DEFAULT_MODEL_SHA256, log=log.open("wb"), keyed=False)
     server.start()
     return server
 

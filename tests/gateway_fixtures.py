@@ -54,11 +54,12 @@ def free_port() -> int:
 
 def start_llama(log_path: Path, port: int | None = None, slots: int = 3,
                 cache_ram_mib: int = 256) -> LlamaServer:
-    """A real llama-server with ``-t 1`` (the tests share two cores with it)."""
+    """A real llama-server with ``-t 1`` (the tests share two cores with it), without an API
+    key: these tests also read its ``/slots`` and ``/tokenize`` directly."""
     assert LLAMA_BINARY is not None
     spec = LlamaSpec(binary=LLAMA_BINARY, model=MODEL, port=port or free_port(), slots=slots,
                      threads=1, cache_ram_mib=cache_ram_mib)
-    server = LlamaServer(spec, DEFAULT_MODEL_SHA256, log=log_path.open("ab"))
+    server = LlamaServer(spec, DEFAULT_MODEL_SHA256, log=log_path.open("ab"), keyed=False)
     server.start(timeout_s=60)
     return server
 

@@ -6,12 +6,26 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import subprocess
+import sys
+import textwrap
 import time
 from pathlib import Path
 
+import httpx
 import pytest
-from gateway_fixtures import LLAMA_BINARY, MODEL, free_port, needs_llama
+from gateway_fixtures import (
+    LLAMA_BINARY,
+    MODEL,
+    ThreadedServer,
+    ask,
+    free_port,
+    needs_llama,
+    wait_warmed_up,
+)
 
+from site_knowledge.gateway.app import create_app
+from site_knowledge.gateway.config import GatewayConfig
 from site_knowledge.gateway.model import DEFAULT_MODEL_SHA256
 from site_knowledge.gateway.supervisor import (
     LLAMA_SDIST_VERSION,
@@ -95,3 +109,70 @@ def test_the_binary_is_looked_for_where_the_setup_installs_it(tmp_path, monkeypa
     assert find_llama_server() == built
     script = (Path(__file__).resolve().parent.parent / "scripts" / "setup_llama.sh").read_text()
     assert "build_dir()" in script  # the setup asks the same function where to install
+
+
+# Another process that takes llama-server's port once it died: it answers everything with 200
+# and a healthy body, and writes down every request it gets.
+RECORDING_STRANGER = textwrap.dedent("""
+    import http.server, json, sys
+    seen = open(sys.argv[2], "ab", buffering=0)
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def answer(self):
+            length = int(self.headers.get("Content-Length") or 0)
+            seen.write(f"{self.command} {self.path} ".encode() + self.rfile.read(length) + b"\\n")
+            body = json.dumps({"status": "ok", "total_slots": 3,
+                               "model_alias": "stranger"}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        do_GET = do_POST = answer
+        def log_message(self, *args):
+            pass
+    server = http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Handler)
+    print("listening", flush=True)
+    server.serve_forever()
+""")
+
+
+def test_prompts_go_only_to_the_supervised_process_and_it_refuses_everyone_else(
+        example_index, tmp_path):
+    """llama-server runs with a key of its own that only the gateway holds (not on its command
+    line); once it dies, a stranger that takes its port gets no request from the gateway."""
+    assert LLAMA_BINARY is not None
+    spec = LlamaSpec(binary=LLAMA_BINARY, model=MODEL, port=free_port(), threads=1, slots=3)
+    supervisor = Supervisor(LlamaServer(spec, DEFAULT_MODEL_SHA256), backoff_s=(3.0,))
+    supervisor.start()
+    seen = tmp_path / "stranger.log"
+    stranger: subprocess.Popen[str] | None = None
+    try:
+        server = supervisor.server
+        assert server.api_key and server.process is not None
+        cmdline = Path(f"/proc/{server.process.pid}/cmdline").read_bytes()
+        assert server.api_key.encode() not in cmdline
+        assert httpx.get(spec.url + "/props").status_code == 401
+        assert httpx.post(spec.url + "/v1/chat/completions", json={
+            "messages": [{"role": "user", "content": "hi"}], "max_tokens": 1}).status_code == 401
+        assert httpx.get(spec.url + "/props", headers=server.headers).status_code == 200
+        config = GatewayConfig(upstreams=(spec.url,))
+        with ThreadedServer(create_app(example_index, config, supervisor=supervisor)) as gateway:
+            wait_warmed_up(gateway.url)
+            os.kill(server.process.pid, signal.SIGKILL)
+            server.process.wait()
+            stranger = subprocess.Popen(
+                [sys.executable, "-c", RECORDING_STRANGER, str(spec.port), str(seen)],
+                stdout=subprocess.PIPE, text=True)
+            assert stranger.stdout is not None and stranger.stdout.readline() == "listening\n"
+            stream = ask(gateway.url, "What is slotmeter and what did it measure?")
+            health = httpx.get(gateway.url + "/healthz", timeout=10)
+        assert stream.terminal is not None
+        assert stream.terminal["error"]["code"] == "upstream_unavailable"
+        assert health.status_code == 503
+        assert seen.read_bytes() == b""
+    finally:
+        if stranger is not None:
+            stranger.kill()
+            stranger.wait()
+        supervisor.stop()
+

@@ -298,7 +298,8 @@ def create_app(
             state and the digest of the process it verified, instead of ``model_sha256``.
     """
     limits = config.limits
-    pool = upstream or Upstream(config.upstreams, limits)
+    pool = upstream or Upstream(config.upstreams, limits,
+                                credentials=supervisor.credentials if supervisor else None)
     budgets = prompt.Budgets.from_artifact(index.artifact)
     gateway = Gateway(
         index=index,

@@ -150,17 +150,27 @@ class LlamaServer:
     """One llama-server process: verified model, a port of its own, a process group.
 
     It answers for itself only: ``/health`` counts once ``/props`` names this process's
-    one-time alias, so a stranger on the port is never taken for it.
+    one-time alias, so a stranger on the port is never taken for it. Keyed (the default),
+    each process gets an API key of its own (``api_key``, handed over in its environment,
+    so no command line shows it): llama-server then refuses every request without it but
+    ``/health``, and only the holder of this object can send it prompts.
     """
 
     def __init__(self, spec: LlamaSpec, expected_sha256: str,
-                 log: IO[bytes] | int | None = subprocess.DEVNULL) -> None:
+                 log: IO[bytes] | int | None = subprocess.DEVNULL, *, keyed: bool = True) -> None:
         self.spec = spec
         self.expected_sha256 = expected_sha256
         self.log = log
+        self.keyed = keyed
         self.process: subprocess.Popen[bytes] | None = None
         self.model_sha256: str | None = None
+        self.api_key: str | None = None
         self.identity = f"site-knowledge-{secrets.token_hex(8)}"
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """What a client sends with each request: the key, when the process has one."""
+        return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
 
     def start(self, timeout_s: float = 120.0) -> None:
         """Verify the model, check the port is free, start the process, and wait until it
@@ -179,9 +189,13 @@ class LlamaServer:
                 "process; refusing to start llama-server there (stop that process or choose "
                 "another --llama-port)")
         command = [*self.spec.command(), "--alias", self.identity]
+        env = {k: v for k, v in os.environ.items() if k != "LLAMA_API_KEY"}
+        self.api_key = secrets.token_urlsafe(32) if self.keyed else None
+        if self.api_key:
+            env["LLAMA_API_KEY"] = self.api_key  # llama-server's --api-key, out of sight
         self.process = subprocess.Popen(
             tied_to_this_process(command), stdin=subprocess.DEVNULL, stdout=self.log,
-            stderr=subprocess.STDOUT, start_new_session=True,
+            stderr=subprocess.STDOUT, start_new_session=True, env=env,
         )
         self.wait_ready(timeout_s)
         self.model_sha256 = verified
@@ -210,7 +224,7 @@ class LlamaServer:
         raise LlamaFailure("llama-server did not become ready in time")
 
     def _check_identity(self, client: httpx.Client) -> None:
-        props = client.get(self.spec.url + "/props")
+        props = client.get(self.spec.url + "/props", headers=self.headers)
         try:
             data = props.json() if props.status_code == 200 else None
         except ValueError:
@@ -277,6 +291,12 @@ class Supervisor:
     def model_sha256(self) -> str | None:
         """The verified digest of the process now serving, or ``None``."""
         return self.server.model_sha256 if self.state == "ready" else None
+
+    def credentials(self) -> dict[str, str] | None:
+        """The headers a request to llama-server carries (its key) while it is ready, and
+        ``None`` otherwise: nothing is sent to the port while the process there is not the
+        verified one this supervisor started (``upstream.Upstream``'s ``credentials``)."""
+        return self.server.headers if self.state == "ready" else None
 
     def start(self) -> None:
         """Start llama-server and return once it is ready.

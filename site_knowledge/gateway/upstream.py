@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,11 +74,25 @@ def _malformed() -> UpstreamFailure:
     return UpstreamFailure("upstream_malformed", "The model server sent an unreadable event.")
 
 
+Credentials = Callable[[], "dict[str, str] | None"]
+"""What a supervised upstream needs sent with each request (its API key), or ``None`` while
+its supervisor does not say it is ready: then nothing is sent to it at all."""
+
+
 class Upstream:
-    """The ordered llama-server pool behind one gateway."""
+    """The ordered llama-server pool behind one gateway.
+
+    Args:
+        urls: llama-server base URLs, tried in order.
+        limits: the byte and time bounds on what is read.
+        client: the HTTP client to use instead of one of its own.
+        credentials: for a supervised pool (``serve``), the headers of the process now ready,
+            or ``None`` while there is none; a pool without it is always sent to, bare.
+    """
 
     def __init__(self, urls: tuple[str, ...], limits: Limits,
-                 client: httpx.AsyncClient | None = None) -> None:
+                 client: httpx.AsyncClient | None = None,
+                 credentials: Credentials | None = None) -> None:
         if not urls:
             raise ValueError("at least one upstream is required")
         self.urls = tuple(u.rstrip("/") for u in urls)
@@ -86,7 +100,12 @@ class Upstream:
         self.client = client or httpx.AsyncClient(
             timeout=httpx.Timeout(limits.upstream_first_byte_s, connect=limits.upstream_connect_s)
         )
+        self.credentials = credentials
         self._slots: dict[str, int] = {}
+
+    def headers(self) -> dict[str, str] | None:
+        """The headers to send now, or ``None``: the supervised process is not ready."""
+        return {} if self.credentials is None else self.credentials()
 
     async def aclose(self) -> None:
         await self.client.aclose()
@@ -96,6 +115,9 @@ class Upstream:
         report = []
         for index, url in enumerate(self.urls):
             entry: dict[str, Any] = {"index": index, "ok": False}
+            if self.headers() is None:
+                report.append(entry)
+                continue
             try:
                 response = await self.client.get(url + "/health", timeout=2.0)
                 entry["ok"] = response.status_code == 200
@@ -109,9 +131,12 @@ class Upstream:
     async def slots(self, url: str) -> int | None:
         """The upstream's slot count from ``/props`` (cached once read); ``None`` while it
         cannot say (loading answers 503; unreachable; an unreadable reply)."""
+        headers = self.headers()
+        if headers is None:
+            return None
         if url not in self._slots:
             try:
-                response = await self.client.get(url + "/props", timeout=5.0)
+                response = await self.client.get(url + "/props", headers=headers, timeout=5.0)
             except httpx.HTTPError:
                 return None
             total = _field(response, "total_slots")
@@ -123,10 +148,13 @@ class Upstream:
     async def count_tokens(self, messages: list[dict[str, str]]) -> int | None:
         """The exact templated prompt size, or ``None`` when no upstream can say."""
         for url in self.urls:
+            headers = self.headers()
+            if headers is None:
+                continue
             try:
                 response = await self.client.post(
                     url + "/v1/chat/completions/input_tokens",
-                    json={"messages": messages}, timeout=10.0,
+                    json={"messages": messages}, headers=headers, timeout=10.0,
                 )
             except httpx.HTTPError:
                 continue
@@ -143,15 +171,18 @@ class Upstream:
         the cache. Reading a prompt can take as long as a first token.
         """
         url = self.urls[url_index]
+        headers = self.headers()
+        if headers is None:
+            raise httpx.HTTPError("the model server is not ready")
         templated = await self.client.post(url + "/apply-template", json={
             "messages": messages, "chat_template_kwargs": {"enable_thinking": False},
-        }, timeout=10.0)
+        }, headers=headers, timeout=10.0)
         text = _field(templated, "prompt")
         if not isinstance(text, str):
             raise httpx.HTTPError("apply-template without prompt")
         response = await self.client.post(url + "/completion", json={
             "prompt": text, "n_predict": 0, "id_slot": slot, "cache_prompt": True,
-        }, timeout=self.limits.upstream_first_byte_s)
+        }, headers=headers, timeout=self.limits.upstream_first_byte_s)
         response.raise_for_status()
 
     async def chat(
@@ -166,14 +197,17 @@ class Upstream:
         failovers = 0
         for index, url in enumerate(self.urls):
             slots = await self.slots(url)
-            if slots is None or (isinstance(slot, int) and not 0 <= slot < slots):
+            headers = self.headers()
+            if headers is None or slots is None or (
+                    isinstance(slot, int) and not 0 <= slot < slots):
                 if slots is not None:
                     log.warning("upstream %d has no slot %d; skipping it", index, slot)
                 failovers += 1
                 continue
             try:
                 request = self.client.build_request(
-                    "POST", url + "/v1/chat/completions", json={**payload, "stream": True}
+                    "POST", url + "/v1/chat/completions", json={**payload, "stream": True},
+                    headers=headers,
                 )
                 response = await self.client.send(request, stream=True)
             except (httpx.ConnectError, httpx.ConnectTimeout):
