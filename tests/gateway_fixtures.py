@@ -8,6 +8,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -117,9 +118,23 @@ class Stream:
 
     @property
     def terminal(self) -> dict[str, Any] | None:
+        """The terminal event; a ``done`` less its answer ``id`` (checked, see ``answer_id``)."""
         ends = [e for e in self.events if "done" in e or "error" in e]
         assert len(ends) <= 1, f"more than one terminal event: {ends}"
+        if ends and "done" in ends[0]:
+            assert self.answer_id is not None
+            return {k: v for k, v in ends[0].items() if k != "id"}
         return ends[0] if ends else None
+
+    @property
+    def answer_id(self) -> str | None:
+        """``done``'s answer id (32 hex digits, what ``/api/feedback`` takes); None if no done."""
+        done = [e for e in self.events if "done" in e]
+        if not done:
+            return None
+        answer_id: str = done[0]["id"]
+        assert re.fullmatch(r"[0-9a-f]{32}", answer_id), answer_id
+        return answer_id
 
 
 def parse_sse(lines: Iterator[str], into: Stream) -> None:

@@ -5,11 +5,27 @@ Scenarios live in tests/browser/box_ux.mjs; each test runs one and asserts on wh
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 from browser_sites import build_example_site, require_browser, run_node
+from gateway_fixtures import (
+    HAVE_LLAMA,
+    MODEL,
+    ScriptedUpstream,
+    ThreadedServer,
+    free_port,
+    start_llama,
+)
+
+from site_knowledge.gateway.app import create_app
+from site_knowledge.gateway.config import GatewayConfig, Limits
+from site_knowledge.gateway.gaps import Ledger
+from site_knowledge.retrieval import load_index
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -33,3 +49,113 @@ def test_typing_in_the_box_never_scrolls_the_page(example_site: Path) -> None:
         assert case["afterOpen"] == case["before"], case
         assert set(case["ys"]) == {case["before"]}, case
     assert result["middle"]["before"] > 0
+
+
+ON_TOPIC = "Where did Teo work before his current job?"
+
+
+@pytest.fixture(scope="module")
+def gateway_stack(example_site: Path, tmp_path_factory: pytest.TempPathFactory
+                  ) -> Iterator[tuple[str, int]]:
+    """The real gateway in front of a real llama-server (the small test model), for the
+    example site served on ``port``."""
+    if not HAVE_LLAMA:
+        pytest.skip("llama-server or the SmolLM2 GGUF is missing: run scripts/setup_llama.sh")
+    index = load_index(example_site)
+    index.encoder  # noqa: B018  (load the encoder before the clock starts)
+    port = free_port()
+    llama = start_llama(tmp_path_factory.mktemp("llama") / "llama.log")
+    config = GatewayConfig(
+        upstreams=(llama.spec.url,),
+        allow_origins=frozenset({f"http://127.0.0.1:{port}"}),
+        limits=Limits(visitor_requests_per_minute=10_000, global_requests_per_minute=10_000),
+        model=MODEL.name,
+    )
+    try:
+        with ThreadedServer(create_app(index, config, model_sha256=llama.model_sha256)) as gw:
+            yield gw.url + "/", port
+    finally:
+        llama.stop()
+
+
+def assert_sources_first(result: dict[str, Any]) -> None:
+    timeline = result["timeline"]
+    assert timeline["sources"], "the pages being read are listed"
+    assert timeline["label"] == "Reading"
+    assert timeline["deltaAt"] is not None, "the answer streamed"
+    assert timeline["sourcesAt"] < timeline["deltaAt"]
+    assert timeline["sourcesAtDelta"] == len(timeline["sources"]), "still listed when it streams"
+    answer = result["answer"]
+    finished = result["finished"]
+    assert [s["title"] for s in answer["sources"]] == timeline["sources"]
+    # The finished list keeps the pages read, in order, then any cited page it lacked; the
+    # cited ones, and only those, are marked.
+    assert [f["text"] for f in finished[: len(timeline["sources"])]] == timeline["sources"]
+    cited = {c["url"] for c in answer["citations"]}
+    assert {f["href"] for f in finished if f["cited"]} == cited
+    assert result["label"] == ("Sources" if cited else "Sources consulted")
+
+
+@pytest.mark.llama
+def test_gateway_sources_are_listed_before_the_answer_streams(
+        example_site: Path, gateway_stack: tuple[str, int]) -> None:
+    gateway, port = gateway_stack
+    result = scenario("sources_first", example_site,
+                      json.dumps({"gateway": gateway, "question": ON_TOPIC}),
+                      SK_SITE_PORT=str(port))
+    assert result["offsite"] == []
+    assert result["answer"]["engine"] == "gateway"
+    assert_sources_first(result)
+
+
+def test_device_search_hits_are_listed_before_the_local_model_streams(example_site: Path) -> None:
+    """Gateway down: the local search's hits are listed before wllama (the real model, on the
+    CPU) streams its answer."""
+    result = scenario("sources_first", example_site, json.dumps({"question": ON_TOPIC}))
+    assert result["offsite"] == []
+    assert result["answer"]["engine"] == "wllama"
+    assert_sources_first(result)
+
+
+SLOTMETER = "What is slotmeter?"
+
+
+@pytest.fixture(scope="module")
+def scripted_gateway(example_site: Path) -> Iterator[tuple[str, int, Ledger]]:
+    """The real gateway in front of a scripted stand-in for llama-server (it answers
+    "Slotmeter measures [1] caches [9]." to anything), with its content-gap ledger."""
+    index = load_index(example_site)
+    port = free_port()
+    upstream = ScriptedUpstream()
+    ledger = Ledger()
+    config = GatewayConfig(
+        upstreams=(), allow_origins=frozenset({f"http://127.0.0.1:{port}"}),
+        limits=Limits(visitor_requests_per_minute=10_000, global_requests_per_minute=10_000),
+    )
+    with ThreadedServer(upstream.app) as llama:
+        config = replace(config, upstreams=(llama.url,))
+        with ThreadedServer(create_app(index, config, ledger=ledger)) as gw:
+            yield gw.url + "/", port, ledger
+
+
+def test_copy_gives_markdown_with_links_and_a_vote_reaches_the_gateway(
+        example_site: Path, scripted_gateway: tuple[str, int, Ledger]) -> None:
+    gateway, port, ledger = scripted_gateway
+    result = scenario("copy_vote", example_site,
+                      json.dumps({"gateway": gateway, "question": SLOTMETER}),
+                      SK_SITE_PORT=str(port))
+    assert result["offsite"] == []
+    answer = result["answer"]
+    assert answer["engine"] == "gateway" and len(answer["id"]) == 32
+    citations = answer["citations"]
+    assert citations
+    copied = result["copied"]
+    body, _, sources = copied.partition("\n\nSources:\n\n")
+    assert body.startswith("Slotmeter measures caches [[1]](")
+    for c in citations:
+        assert f"({c['url']})" in body
+        assert f". [{c['title']}]({c['url']})" in sources
+    assert json.loads(result["feedback"][0]) == {"id": answer["id"], "vote": "down"}
+    assert result["pressed"] == [["Good answer", "false"], ["Bad answer", "true"]]
+    down = {p["url"]: p["down"] for p in ledger.summary()["places"] if p["down"]}
+    assert down == {c["path"].split("#")[0]: 1 for c in citations}

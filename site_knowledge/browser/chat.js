@@ -61,11 +61,12 @@ class ExchangeView {
     this.list = el("div", { class: "skn-passages" });
     this.cites = el("ol", { class: "skn-cites", "aria-label": "Sources" });
     this.by = el("p", { class: "skn-by" });
+    this.tools = el("div", { class: "skn-tools", hidden: "" });
     this.node = el(
       "div",
       { class: "skn-exchange" },
       el("p", { class: "skn-q" }, question),
-      el("div", { class: "skn-a" }, this.notes, this.line, this.text, this.list, this.cites, this.by),
+      el("div", { class: "skn-a" }, this.notes, this.line, this.text, this.list, this.cites, this.by, this.tools),
     );
     log.append(this.node);
     this.log = log;
@@ -107,21 +108,97 @@ class ExchangeView {
     );
   }
 
-  finish({ text, citations, sources, by, grounded = true }) {
+  /** The pages being read, listed as soon as they are known (the gateway's `sources` event,
+   * or the local search's hits before an in-browser model runs): [{n, title, href}]. */
+  sources(list) {
+    this.read = list;
+    this.cites.replaceChildren(...list.map((s) => this.source(s, false)));
+    this.cites.setAttribute("aria-label", "Reading");
+    this.cites.className = "skn-cites skn-reading";
+    this.cites.hidden = !list.length;
+    this.scroll();
+  }
+
+  source(s, cited) {
+    return el(
+      "li",
+      { value: s.n, class: cited ? "skn-cited" : null },
+      el("a", { href: s.href }, s.title || s.url),
+      cited ? el("span", { class: "skn-mark" }, " (cited)") : null,
+    );
+  }
+
+  /** The finished answer: the pages read with the cited ones marked, then any cited page the
+   * reading list did not hold (the structured facts); or the pages consulted when none is cited. */
+  finish({ text, citations, sources, by, grounded = true, refused = false }) {
     this.text.textContent = text;
     this.text.setAttribute("aria-busy", "false");
+    this.node.querySelector(".skn-a").classList.toggle("skn-refused", Boolean(refused));
     this.queued(null);
     if (grounded === false) this.text.after(el("p", { class: "skn-grounding", role: "note" }, UNGROUNDED));
-    const cited = citations && citations.length;
-    const listed = cited ? citations : sources || [];
-    this.cites.replaceChildren(
-      ...listed.map((c) => el("li", { value: c.n }, el("a", { href: c.href }, c.title || c.url))),
-    );
-    this.cites.setAttribute("aria-label", cited ? "Sources cited" : "Sources consulted");
-    this.cites.classList.toggle("skn-consulted", !cited);
-    this.cites.hidden = !listed.length;
+    const read = sources && sources.length ? sources : this.read || [];
+    const cited = citations || [];
+    const isCited = (s) => cited.some((c) => (c.n && c.n === s.n) || (c.href && c.href === s.href && c.title === s.title));
+    const extra = cited.filter((c) => !read.some((s) => (c.n && c.n === s.n) || (c.href === s.href && c.title === s.title)));
+    const items = [...read.map((s) => [s, isCited(s)]), ...extra.map((c) => [c, true])];
+    this.cites.replaceChildren(...items.map(([s, mark]) => this.source(s, mark && read.length > 0)));
+    this.cites.setAttribute("aria-label", cited.length ? "Sources" : "Sources consulted");
+    this.cites.className = cited.length ? "skn-cites" : "skn-cites skn-consulted";
+    this.cites.hidden = !items.length;
     this.by.textContent = by ? `Answered by ${by}.` : "";
     this.scroll();
+  }
+
+  /** Copy (the answer as Markdown, its citations as links) and, for an answer the gateway
+   * gave an id, a vote up or down. */
+  actions({ markdown, vote }) {
+    const said = el("span", { class: "skn-said", role: "status" });
+    const copy = el("button", { type: "button", class: "skn-copy", "aria-label": "Copy the answer as Markdown" }, "Copy");
+    copy.addEventListener("click", async () => {
+      said.textContent = (await copyText(markdown)) ? "Copied." : "Copying is not allowed here.";
+    });
+    const buttons = [];
+    const thumb = (value, label, glyph) => {
+      const button = el("button", { type: "button", class: `skn-vote skn-${value}`, "aria-label": label, "aria-pressed": "false", title: label }, glyph);
+      button.addEventListener("click", async () => {
+        const ok = await vote(value);
+        if (ok) for (const b of buttons) b.setAttribute("aria-pressed", String(b === button));
+        said.textContent = ok ? "Thanks for the feedback." : "The vote could not be sent.";
+      });
+      buttons.push(button);
+      return button;
+    };
+    this.tools.replaceChildren(
+      copy,
+      vote ? thumb("up", "Good answer", "👍") : null,
+      vote ? thumb("down", "Bad answer", "👎") : null,
+      said,
+    );
+    this.tools.hidden = false;
+  }
+}
+
+/** An answer as Markdown: each [n] a link to its source, then the sources as a list. */
+export function answerMarkdown(text, citations) {
+  const byN = new Map(citations.map((c) => [c.n, c]));
+  const body = text.replace(/\[(\d+)\]/g, (marker, n) => (byN.has(Number(n)) ? `[${marker}](${byN.get(Number(n)).href})` : marker));
+  const escape = (title) => String(title).replace(/([\[\]])/g, "\\$1");
+  const list = citations.map((c) => `${c.n}. [${escape(c.title || c.href)}](${c.href})`);
+  return list.length ? `${body.trim()}\n\nSources:\n\n${list.join("\n")}\n` : `${body.trim()}\n`;
+}
+
+async function copyText(text) {
+  try {
+    await navigator.clipboard.writeText(text);
+    return true;
+  } catch {
+    const area = el("textarea", { class: "skn-sr", "aria-hidden": "true", tabindex: "-1" });
+    area.value = text;
+    document.body.append(area);
+    area.select();
+    const ok = document.execCommand("copy");
+    area.remove();
+    return ok;
   }
 }
 
@@ -291,6 +368,11 @@ class ChatBox {
     return new URL(url, this.root).href;
   }
 
+  /** Passages or the gateway's sources as the box lists them: [{n, url, title, href}]. */
+  consulted(list) {
+    return list.map((e, i) => ({ n: e.n || i + 1, url: e.url, title: e.title || e.label, href: this.href(e.url) }));
+  }
+
   /**
    * Search the site as the box does. `history` (earlier questions, oldest first) makes the
    * retrieval query a follow-up's (SPEC.md, "Follow-ups").
@@ -305,6 +387,21 @@ class ChatBox {
 
   forget() {
     this.history = [];
+  }
+
+  /** Send a vote on an answer to the gateway that gave it: the answer's id and the vote. */
+  async vote(gateway, id, value) {
+    try {
+      const url = new URL("api/feedback", gateway.endsWith("/") ? gateway : gateway + "/");
+      const response = await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ id, vote: value }),
+      });
+      return response.ok;
+    } catch {
+      return false;
+    }
   }
 
   ask(question) {
@@ -359,7 +456,7 @@ class ChatBox {
     const started = performance.now();
     if (isInjection(question)) {
       const text = this.meta.prompt.refusal;
-      view.finish({ text, citations: [], by: "the site's rules (the question asks the assistant to set them aside)" });
+      view.finish({ text, citations: [], by: "the site's rules (the question asks the assistant to set them aside)", refused: true });
       return { text, citations: [], engine: "gate", refused: true, grounded: true, injection: true, ms: performance.now() - started };
     }
     const remembered = this.cleanHistory();
@@ -375,7 +472,7 @@ class ChatBox {
     this.stats.lastQuery = query;
     if (!found.gate.answerable) {
       const text = await this.worker.call({ type: "refusal", question, text: this.meta.prompt.refusal });
-      view.finish({ text, citations: [], by: "the site's relevance check (nothing on this site matches)" });
+      view.finish({ text, citations: [], by: "the site's relevance check (nothing on this site matches)", refused: true });
       return { text, citations: [], engine: "gate", refused: true, grounded: true, ms: performance.now() - started, gate: found.gate };
     }
     const budget = this.meta.prompt.budgets.browser;
@@ -384,12 +481,14 @@ class ChatBox {
     let messages = null;
     const ctx = this.context({
       question, history, found, evidence, view,
+      reading: (list) => view.sources(this.consulted(list)),
       messages: () => (messages ||= this.prompt(question, history, evidence)),
     });
     for (const name of this.config.engines) {
       const engine = ENGINES[name];
       if (!engine) continue;
       this.stats.engineCalls[name] += 1;
+      if (LOCAL_MODELS.has(name)) view.sources(this.consulted(evidence));
       const result = await engine(ctx);
       if (result.status === "unavailable") continue;
       if (result.status === "stop") {
@@ -404,9 +503,10 @@ class ChatBox {
         refused = Boolean(declined);
       }
       citations = citations.map((c) => ({ ...c, href: this.href(c.url) }));
-      const consulted = (name === "gateway" ? result.sources || [] : name === "search" ? [] : evidence)
-        .map((e, i) => ({ n: e.n || i + 1, url: e.url, title: e.title || e.label, href: this.href(e.url) }));
-      view.finish({ text, citations, sources: consulted, by: result.by, grounded });
+      const consulted = this.consulted(name === "gateway" ? result.sources || [] : name === "search" ? [] : evidence);
+      view.finish({ text, citations, sources: consulted, by: result.by, grounded, refused });
+      const vote = result.id ? (value) => this.vote(result.gateway, result.id, value) : null;
+      view.actions({ markdown: answerMarkdown(text, citations), vote });
       if (result.keepInMemory !== false && !refused && text) {
         this.history.push({ question, answer: freezeAnswer(text) });
         this.history = this.history.slice(-budget.max_exchanges);
@@ -420,6 +520,7 @@ class ChatBox {
         refused: Boolean(refused),
         grounded,
         timing: result.timing,
+        id: result.id || null,
         ms: performance.now() - started,
       };
     }

@@ -24,6 +24,8 @@ from .admission import AdmissionQueue, QueueClosed, QueueFull, Ticket, VisitorBu
 from .answer import answer, prime_system_prompt, refused, rewrites_followup
 from .config import GatewayConfig
 from .control_text import neutralise_request
+from .feedback import create_feedback, receive, watch
+from .gaps import Ledger
 from .metrics import Metrics
 from .policy import (
     AskRequest,
@@ -183,7 +185,8 @@ async def ask(request: Request) -> Response:
         visitor_request = parse_body(body, limits)
         if "injection" in gateway.config.grounding:
             if is_injection(visitor_request.question):
-                return EventStream(refused(gateway, started), headers=cors)
+                return EventStream(watch(gateway, request.app.state.feedback,
+                                         refused(gateway, started), None), headers=cors)
             visitor_request = without_injected_turns(visitor_request)
         # Whatever passes, no visitor text may spell a chat-template control token.
         ask_request = neutralise_request(visitor_request)
@@ -203,13 +206,16 @@ async def ask(request: Request) -> Response:
     # it queues with no passages, and is refused after the rewrite if it still does not.
     if not result.answerable and not rewrites_followup(gateway, ask_request):
         ticket.release()
-        return EventStream(refused(gateway, started, ask_request.question), headers=cors)
+        return EventStream(watch(gateway, request.app.state.feedback,
+                                 refused(gateway, started, ask_request.question),
+                                 ask_request.question), headers=cors)
     if not ticket.active:
         gateway.make_way()
     # The answer releases the place on every path it runs; the response releases it too, for
     # a stream cancelled before the answer's first step.
-    return EventStream(answer(gateway, ticket, ask_request,
-                              result.hits if result.answerable else (), started),
+    answered = answer(gateway, ticket, ask_request,
+                      result.hits if result.answerable else (), started)
+    return EventStream(watch(gateway, request.app.state.feedback, answered, ask_request.question),
                        headers=cors, on_close=ticket.release)
 
 
@@ -270,12 +276,15 @@ def _holds_token(gateway: Gateway, request: Request) -> bool:
 async def metrics(request: Request) -> Response:
     """Public aggregates; the per-request samples and token totals only with the token."""
     gateway: Gateway = request.app.state.gateway
+    detail = _holds_token(gateway, request)
     snapshot = gateway.metrics.snapshot(
         ready=await gateway.ready(),
         active=1 if gateway.queue.active else 0,
         waiting=gateway.queue.depth,
-        detail=_holds_token(gateway, request),
+        detail=detail,
     )
+    if detail:
+        snapshot["content_gaps"] = request.app.state.feedback.ledger.summary()
     return JSONResponse(snapshot, headers=OPEN)
 
 
@@ -286,6 +295,7 @@ def create_app(
     model_sha256: str | None = None,
     upstream: Upstream | None = None,
     supervisor: Supervisor | None = None,
+    ledger: Ledger | None = None,
 ) -> Starlette:
     """Build the gateway application for a loaded knowledge index.
 
@@ -296,6 +306,8 @@ def create_app(
         upstream: an upstream pool to use instead of one built from ``config``.
         supervisor: the llama-server this gateway runs (``serve``): ``/healthz`` reports its
             state and the digest of the process it verified, instead of ``model_sha256``.
+        ledger: where refused and declined questions and votes are counted
+            (``gaps.Ledger``); in memory when None.
     """
     limits = config.limits
     pool = upstream or Upstream(config.upstreams, limits,
@@ -329,12 +341,15 @@ def create_app(
         routes=[
             Route("/api/ask", ask, methods=["POST"]),
             Route("/api/ask", preflight, methods=["OPTIONS"]),
+            Route("/api/feedback", receive, methods=["POST"]),
+            Route("/api/feedback", preflight, methods=["OPTIONS"]),
             Route("/healthz", healthz, methods=["GET"]),
             Route("/metrics", metrics, methods=["GET"]),
         ],
         lifespan=lifespan,
     )
     app.state.gateway = gateway
+    app.state.feedback = create_feedback(gateway, ledger)
     return app
 
 

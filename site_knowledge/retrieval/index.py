@@ -169,6 +169,11 @@ class KnowledgeIndex:
             The gate's decision with its raw scores, and the ranked hits (none if refused).
         """
         if mode not in MODES:
+    def nearest(self, question: str) -> PassageRecord:
+        """The passage closest to ``question`` in meaning, whatever the gate decides (where a
+        refused question sits on the site, for the gateway's content-gap report)."""
+        return self.passages[int(np.argmax(self._vectors @ self.embed(question)))]
+
             raise ValueError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
         turns = self.artifact["retrieval"]["followup_turns"]
         query = retrieval_query(question, history, turns)

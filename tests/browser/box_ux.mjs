@@ -3,6 +3,7 @@
 // and votes, phones, accessibility. Debian's chromium, loopback only; prints one JSON line that
 // tests/test_browser_box_ux.py asserts on.
 import { launch, openBox, serveStatic } from "./harness.mjs";
+import { closedPort } from "./stub_gateway.mjs";
 
 const [scenario, siteDir, arg] = process.argv.slice(2);
 
@@ -55,6 +56,83 @@ const scenarios = {
       return { pageHeight, top, middle, offsite: session.offsite };
     });
   },
+};
+
+/** Record, as the page changes, when the last exchange first lists sources and when its answer
+ * text first appears. */
+async function watchTimeline(page) {
+  await page.evaluate(() => {
+    window.__timeline = { sourcesAt: null, sources: [], deltaAt: null, sourcesAtDelta: 0 };
+    const t = window.__timeline;
+    new MutationObserver(() => {
+      const last = document.querySelector(".skn-exchange:last-child");
+      if (!last) return;
+      const items = [...last.querySelectorAll(".skn-cites:not([hidden]) li")];
+      if (t.sourcesAt === null && items.length) {
+        t.sourcesAt = performance.now();
+        t.sources = items.map((li) => li.innerText);
+        t.label = last.querySelector(".skn-cites").getAttribute("aria-label");
+      }
+      const text = last.querySelector(".skn-text").textContent;
+      if (t.deltaAt === null && text) {
+        t.deltaAt = performance.now();
+        t.sourcesAtDelta = items.length;
+      }
+    }).observe(document.querySelector(".skn-log"), { subtree: true, childList: true, characterData: true, attributes: true });
+  });
+}
+
+async function finishedList(page) {
+  return page.locator(".skn-exchange:last-child .skn-cites li").evaluateAll((lis) =>
+    lis.map((li) => ({ text: li.querySelector("a").innerText, cited: li.classList.contains("skn-cited"), href: li.querySelector("a").href })),
+  );
+}
+
+/** Sources listed before the answer streams: through the real gateway (ARG: JSON {gateway,
+ * question}), or on the device path (gateway down, wllama on the CPU; ARG: JSON {question}). */
+scenarios.sources_first = async function sourcesFirst() {
+  const { gateway, question } = JSON.parse(arg);
+  const gateways = gateway ? [gateway] : [await closedPort()];
+  const engines = gateway ? ["gateway"] : ["gateway", "wllama"];
+  return withSite(async ({ server, session, page }) => {
+    await override(page, { gateways, engines, answer_tokens: 48 });
+    await page.goto(server.url);
+    await openBox(page);
+    await watchTimeline(page);
+    const answer = await page.evaluate((q) => window.siteKnowledge.ask(q), question);
+    return {
+      answer,
+      timeline: await page.evaluate(() => window.__timeline),
+      finished: await finishedList(page),
+      label: await page.locator(".skn-exchange:last-child .skn-cites").getAttribute("aria-label"),
+      offsite: session.offsite,
+      errors: session.consoleErrors,
+    };
+  });
+};
+
+/** Copy and vote on a gateway's answer. ARG: JSON {gateway, question}. */
+scenarios.copy_vote = async function copyVote() {
+  const { gateway, question } = JSON.parse(arg);
+  return withSite(async ({ server, session, page }) => {
+    await session.context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: server.url });
+    await override(page, { gateways: [gateway], engines: ["gateway"] });
+    await page.goto(server.url);
+    await openBox(page);
+    const answer = await page.evaluate((q) => window.siteKnowledge.ask(q), question);
+    const last = page.locator(".skn-exchange:last-child");
+    await last.locator(".skn-copy").click();
+    await last.locator(".skn-said", { hasText: "Copied." }).waitFor();
+    const copied = await page.evaluate(() => navigator.clipboard.readText());
+    const feedback = [];
+    page.on("request", (r) => r.url().endsWith("/api/feedback") && feedback.push(r.postData()));
+    await last.getByRole("button", { name: "Bad answer" }).click();
+    await last.locator(".skn-said", { hasText: "Thanks for the feedback." }).waitFor();
+    const pressed = await last.locator(".skn-vote").evaluateAll((bs) =>
+      bs.map((b) => [b.getAttribute("aria-label"), b.getAttribute("aria-pressed")]),
+    );
+    return { answer, copied, feedback, pressed, offsite: session.offsite, errors: session.consoleErrors };
+  });
 };
 
 const result = await scenarios[scenario]();

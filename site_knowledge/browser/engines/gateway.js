@@ -93,6 +93,8 @@ export async function runGateway(ctx) {
             refused: event.finish_reason === "refused" || event.refused === true,
             finishReason: event.finish_reason,
             sources,
+            id: typeof event.id === "string" ? event.id : null, // what a vote names
+            gateway,
           };
         } else if (event.error) {
           const code = event.error.code || "error";
