@@ -151,6 +151,11 @@ class KnowledgeIndex:
         """The query's unit vector."""
         return self.encoder.encode([query])[0]
 
+    def nearest(self, question: str) -> PassageRecord:
+        """The passage closest to ``question`` in meaning, whatever the gate decides (where a
+        refused question sits on the site, for the gateway's content-gap report)."""
+        return self.passages[int(np.argmax(self._vectors @ self.embed(question)))]
+
     def search(self, question: str, history: Sequence[str] = (), mode: Mode = "hybrid",
                top_k: int = 4, query_vector: npt.NDArray[np.float32] | None = None,
                ) -> SearchResult:
@@ -169,11 +174,6 @@ class KnowledgeIndex:
             The gate's decision with its raw scores, and the ranked hits (none if refused).
         """
         if mode not in MODES:
-    def nearest(self, question: str) -> PassageRecord:
-        """The passage closest to ``question`` in meaning, whatever the gate decides (where a
-        refused question sits on the site, for the gateway's content-gap report)."""
-        return self.passages[int(np.argmax(self._vectors @ self.embed(question)))]
-
             raise ValueError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
         turns = self.artifact["retrieval"]["followup_turns"]
         query = retrieval_query(question, history, turns)
