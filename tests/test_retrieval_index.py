@@ -12,7 +12,7 @@ import pytest
 from site_knowledge.retrieval import ArtifactError, KnowledgeIndex, load_index
 from site_knowledge.retrieval.artifact import load_artifact
 from site_knowledge.retrieval.gate import OPEN_GATE
-from site_knowledge.retrieval.index import retrieval_query
+from site_knowledge.retrieval.index import refers_back, retrieval_query
 
 DATA = Path(__file__).parent / "data"
 VECTORS = json.loads((DATA / "retrieval_vectors.json").read_text(encoding="utf-8"))
@@ -51,6 +51,26 @@ def test_follow_up_is_retrieved_with_the_earlier_question():
         "Where did Teo work in 2019? Where was he then?")
     assert retrieval_query("Hi", ["a", "b"], 0) == "Hi"
     assert retrieval_query("Hi", ["a", "  ", "?!"], 1) == "a Hi"
+
+
+@pytest.mark.parametrize(("question", "points_back"), [
+    ("And who coined it?", True),
+    ("Can I run that on a Raspberry Pi too?", True),
+    ("What about the database?", True),
+    ("Why?", True),
+    ("What is the capital of France?", False),
+    ("How do I install NetBox on Debian?", False),
+])
+def test_only_a_question_that_refers_back_is_joined_to_the_earlier_one(question, points_back):
+    assert refers_back(question) is points_back
+    joined = retrieval_query(question, ["What is slotmeter?"], 1)
+    assert joined == (f"What is slotmeter? {question}" if points_back else question)
+
+
+def test_a_standalone_off_topic_question_after_on_topic_ones_is_gated_alone(example_index):
+    history = ["Where does Teo work now?", "What is slotmeter?"]
+    assert example_index.search("What is slotmeter?", history).answerable
+    assert not example_index.search("What is the capital of France?", history).answerable
 
 
 def test_unknown_mode_is_an_error(fixture_index):

@@ -372,15 +372,31 @@ export class Index {
 
 const HAS_WORD = /[\p{L}\p{N}]/u;
 
+const NOT_WORD = String.raw`[^\p{L}\p{N}_]`;
+const POINTING = new RegExp(
+  String.raw`^${NOT_WORD}*(?:and|also|but|so|or|then|what\s+about|how\s+about)(?!\p{L}|\p{N}|_)|` +
+    String.raw`(?<![\p{L}\p{N}_])(?:it|its|itself|that|this|these|those|they|them|their|theirs|there|then|` +
+    String.raw`he|him|his|she|her|hers|one|ones|former|latter|same|such|else)(?![\p{L}\p{N}_])`,
+  "iu",
+);
+const SHORT_QUESTION = 2;
+
+/** The question points back to the conversation (POINTING) or is too short to stand alone
+ * (SHORT_QUESTION words or fewer); SPEC.md, "Follow-ups". */
+export function refersBack(question) {
+  return POINTING.test(question) || (question.match(/[\p{L}\p{N}]+/gu) || []).length <= SHORT_QUESTION;
+}
+
 /**
- * The retrieval query: the last `followupTurns` earlier questions that hold a letter or a
- * digit, joined to the new one by spaces (SPEC.md, "Follow-ups").
+ * The retrieval query: when the question refers back (refersBack), the last `followupTurns`
+ * earlier questions that hold a letter or a digit, joined to the new one by spaces; else the
+ * question alone (SPEC.md, "Follow-ups").
  * @param {string} question
  * @param {{question: string}[]} history earlier exchanges, oldest first
  * @param {number} followupTurns
  */
 export function retrievalQuery(question, history, followupTurns) {
-  if (!followupTurns) return question;
+  if (!followupTurns || !refersBack(question)) return question;
   const earlier = history.map((turn) => turn.question).filter((q) => HAS_WORD.test(q));
   return [...earlier.slice(-followupTurns), question].join(" ");
 }

@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from site_knowledge.grounding import Grounded, Passage
+from site_knowledge.retrieval.index import refers_back
 
 from . import followup, prompt, routing
 from .admission import QueueClosed, QueueTimeout, Ticket
@@ -290,8 +291,11 @@ async def route_evidence(gateway: Gateway, ask: AskRequest, hits: Sequence[Hit]
 
 
 def rewrites_followup(gateway: Gateway, ask: AskRequest) -> bool:
-    """Whether this question comes with history and the gateway rewrites follow-ups."""
-    return gateway.config.followups is not None and bool(ask.history)
+    """Whether this question comes with history, refers back to it (``refers_back``: a
+    question that stands alone is neither rewritten nor let through the gate by the
+    conversation) and the gateway rewrites follow-ups."""
+    return (gateway.config.followups is not None and bool(ask.history)
+            and refers_back(ask.question))
 
 
 async def standalone(gateway: Gateway, ask: AskRequest, hits: Sequence[Hit]

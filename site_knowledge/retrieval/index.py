@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -69,9 +70,26 @@ class SearchResult:
     hits: list[Hit]
 
 
+POINTING = re.compile(
+    r"^\W*(?:and|also|but|so|or|then|what\s+about|how\s+about)\b|\b(?:it|its|itself|that|this|"
+    r"these|those|they|them|their|theirs|there|then|he|him|his|she|her|hers|one|ones|former|"
+    r"latter|same|such|else)\b", re.IGNORECASE)
+"""Words by which a question points back to the conversation (SPEC.md, follow-ups)."""
+SHORT_QUESTION = 2
+"""A question of at most this many words ("Why?", "How come?") continues the conversation."""
+
+
+def refers_back(question: str) -> bool:
+    """The question points back to the conversation (``POINTING``) or is too short to stand
+    alone (``SHORT_QUESTION`` words or fewer)."""
+    return POINTING.search(question) is not None or len(WORD.findall(question)) <= SHORT_QUESTION
+
+
 def retrieval_query(question: str, history: Sequence[str], turns: int) -> str:
-    """The question with the last ``turns`` earlier questions that hold a word in view
-    (SPEC.md, follow-ups)."""
+    """The question with the last ``turns`` earlier questions that hold a word in view, when
+    it refers back to them (``refers_back``); else the question alone (SPEC.md, follow-ups)."""
+    if not refers_back(question):
+        return question
     earlier = [q for q in history if WORD.search(q)][-turns:] if turns else []
     return " ".join([*earlier, question])
 
