@@ -176,3 +176,23 @@ def test_prompts_go_only_to_the_supervised_process_and_it_refuses_everyone_else(
             stranger.wait()
         supervisor.stop()
 
+
+def test_a_hung_llama_server_is_killed_and_restarted(tmp_path):
+    """A process that stops answering (SIGSTOP: alive to ``poll``, silent to HTTP) fails its
+    liveness probes and is killed and restarted like a dead one."""
+    assert LLAMA_BINARY is not None
+    spec = LlamaSpec(binary=LLAMA_BINARY, model=MODEL, port=free_port(), threads=1, slots=1)
+    supervisor = Supervisor(LlamaServer(spec, DEFAULT_MODEL_SHA256), backoff_s=(0.2,),
+                            probe_every_s=0.5, probe_timeout_s=0.5, probe_failures=3)
+    supervisor.start()
+    try:
+        first = supervisor.server.process
+        assert first is not None
+        os.kill(first.pid, signal.SIGSTOP)
+        assert _until(lambda: supervisor.server.process is not first
+                      and supervisor.state == "ready", 60)
+        assert first.poll() == -signal.SIGKILL
+        assert supervisor.hangs == 1 and supervisor.restarts == 1
+        assert httpx.get(spec.url + "/health", timeout=5).status_code == 200
+    finally:
+        supervisor.stop()

@@ -258,19 +258,27 @@ class LlamaServer:
 
 
 class Supervisor:
-    """Keeps one llama-server running: starts it, and when it dies restarts it with
+    """Keeps one llama-server running: starts it, and when it dies or hangs restarts it with
     back-off, the model verified anew each time.
 
+    Liveness: every ``probe_every_s`` it asks ``/health`` with a deadline of
+    ``probe_timeout_s``; after ``probe_failures`` unanswered probes in a row (a process
+    stopped by SIGSTOP, or wedged) it kills the process and restarts it like a dead one.
     One thread does all of it, so the parent-death signal stays tied to a live thread.
     ``state`` is ``starting``, ``ready``, ``restarting`` or ``stopped``; ``model_sha256`` is
     set only while a verified process is ready.
     """
 
     def __init__(self, server: LlamaServer, backoff_s: tuple[float, ...] = (1, 2, 4, 8, 15, 30),
-                 ready_timeout_s: float = 120.0) -> None:
+                 ready_timeout_s: float = 120.0, probe_every_s: float = 5.0,
+                 probe_timeout_s: float = 5.0, probe_failures: int = 3) -> None:
         self.server = server
         self.backoff_s = backoff_s
         self.ready_timeout_s = ready_timeout_s
+        self.probe_every_s = probe_every_s
+        self.probe_timeout_s = probe_timeout_s
+        self.probe_failures = probe_failures
+        self.hangs = 0
         self._state = "stopped"
         self.restarts = 0
         self._stopping = threading.Event()
@@ -323,12 +331,33 @@ class Supervisor:
             return
         self._state = "ready"
         self._first.set()
+        failures = 0
+        next_probe = time.monotonic() + self.probe_every_s
         while not self._stopping.is_set():
-            if self.server.running:
-                self._stopping.wait(0.5)
-            else:
+            if not self.server.running:
                 self._restart()
+                failures, next_probe = 0, time.monotonic() + self.probe_every_s
+                continue
+            self._stopping.wait(min(0.5, max(0.0, next_probe - time.monotonic())))
+            if self._stopping.is_set() or time.monotonic() < next_probe:
+                continue
+            next_probe = time.monotonic() + self.probe_every_s
+            failures = 0 if self._answers() else failures + 1
+            if failures >= self.probe_failures and self.server.running:
+                self.hangs += 1
+                print(f"llama-server did not answer /health {failures} times in a row "
+                      f"(each within {self.probe_timeout_s:g} s); killing it", file=sys.stderr,
+                      flush=True)
+                self.server.kill()
         self.server.stop(self._grace_s)  # from this thread: its end would SIGKILL the child
+
+    def _answers(self) -> bool:
+        """Whether ``/health`` answers 200 within the probe's deadline."""
+        try:
+            response = httpx.get(self.server.spec.url + "/health", timeout=self.probe_timeout_s)
+        except httpx.HTTPError:
+            return False
+        return response.status_code == 200
 
     def _restart(self) -> None:
         self._state = "restarting"
