@@ -267,6 +267,8 @@ REPLIES: dict[str, Response] = {
     "html200": Response("<html>proxy page</html>", media_type="text/html"),
     "list200": JSONResponse([{"total_slots": 3}, {"input_tokens": 12}]),
     "string200": JSONResponse({"total_slots": "3", "input_tokens": "12"}),
+    "nested200": Response('{"total_slots": ' + "[" * 50_000 + "]" * 50_000 + "}",
+                          media_type="application/json"),
 }
 
 

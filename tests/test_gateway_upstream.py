@@ -18,7 +18,7 @@ from site_knowledge.gateway.config import GatewayConfig, Limits
 
 ANSWERABLE = "What is slotmeter?"
 GENEROUS = Limits(visitor_requests_per_minute=10_000, global_requests_per_minute=10_000)
-BAD_PROPS = ["loading503", "html200", "list200", "string200"]
+BAD_PROPS = ["loading503", "html200", "list200", "string200", "nested200"]
 
 
 @pytest.fixture
@@ -60,7 +60,7 @@ def test_the_only_upstream_unable_to_say_its_slots_is_unavailable_and_health_say
         assert snap["outcomes"]["failed"] == 1 and snap["queue"]["active"] == 0
 
 
-@pytest.mark.parametrize("count", ["html200", "list200", "string200", "loading503"])
+@pytest.mark.parametrize("count", ["html200", "list200", "string200", "loading503", "nested200"])
 def test_an_unreadable_token_count_falls_back_to_character_budgets(example_index, fresh, count):
     upstream, url = fresh
     upstream.count = count

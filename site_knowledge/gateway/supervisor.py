@@ -227,7 +227,7 @@ class LlamaServer:
         props = client.get(self.spec.url + "/props", headers=self.headers)
         try:
             data = props.json() if props.status_code == 200 else None
-        except ValueError:
+        except (ValueError, RecursionError):
             data = None
         if not isinstance(data, dict) or data.get("model_alias") != self.identity:
             self.stop()

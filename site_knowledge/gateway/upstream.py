@@ -60,12 +60,13 @@ class Started:
 
 
 def _field(response: httpx.Response, name: str) -> Any:
-    """``name`` from a 200 reply's JSON object; ``None`` for any other status or shape."""
+    """``name`` from a 200 reply's JSON object; ``None`` for any other status or shape (a
+    reply nested too deep for the decoder included)."""
     if response.status_code != 200:
         return None
     try:
         data = response.json()
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return data.get(name) if isinstance(data, dict) else None
 
