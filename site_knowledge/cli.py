@@ -11,6 +11,7 @@ from site_knowledge import __version__
 
 SUBCOMMAND_MODULES = ("site_knowledge.built_site.cli", "site_knowledge.querycli",
                       "site_knowledge.gateway.cli", "site_knowledge.gateway.modelcli",
+                      "site_knowledge.gateway.reportcli",
                       "site_knowledge.evalcli")
 
 

@@ -12,5 +12,7 @@ model, so it is never an open model proxy. Modules, one job each:
 - ``answer``: one answer's steps (wait, assemble, stream, settle, record) and its stream;
 - ``app``: the Starlette application (``/api/ask``, ``/healthz``, ``/metrics``);
 - ``model``: model file verification; ``supervisor``: running llama-server;
-- ``serve``: the whole local stack; ``cli``: the ``gateway`` and ``serve`` subcommands.
+- ``serve``: the whole local stack; ``cli``: the ``gateway`` and ``serve`` subcommands;
+- ``feedback``: answer ids, ``/api/feedback`` votes and the counting around ``/api/ask``;
+- ``gaps``: the content-gap ledger; ``reportcli``: ``site-knowledge report``.
 """

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from .forwarding import DEFAULT_PROXY_HEADER, PROXY_HEADERS, ProxyTrust, parse_network
 from .presets import DEFAULT_PRESET, Preset, PresetError, preset
+from .reportcli import add_ledger_flags, ledger_from
 
 if TYPE_CHECKING:
     from .config import Followups, Routing
@@ -175,6 +176,7 @@ def register(subparsers: Any) -> None:
     add_grounding_flag(gateway)
     add_routing_flag(gateway)
     add_followups_flag(gateway)
+    add_ledger_flags(gateway)
     gateway.add_argument("--model-name", default=None, help="model name shown by /healthz")
     gateway.set_defaults(handler=run_gateway)
 
@@ -203,6 +205,7 @@ def register(subparsers: Any) -> None:
     add_grounding_flag(serve)
     add_routing_flag(serve)
     add_followups_flag(serve)
+    add_ledger_flags(serve)
     serve.set_defaults(handler=run_serve)
     register_service(subparsers)
 
@@ -264,7 +267,7 @@ def run_gateway(args: argparse.Namespace) -> int:
         routing=routing_settings(args, args.model_name),
         followups=followup_settings(args),
     )
-    app = create_app(index, config)
+    app = create_app(index, config, ledger=ledger_from(args))
     print(describe_access(_token_source(args), token, proxies), flush=True)
     print(f"gateway http://{args.host}:{args.port}/api/ask "
           f"({len(config.upstreams)} upstream(s))", flush=True)
@@ -320,6 +323,7 @@ def run_serve(args: argparse.Namespace) -> int:
     print(describe_access(_token_source(args), token, proxies), flush=True)
     try:
         return run_stack(args.site_dir, Supervisor(LlamaServer(spec, sha256)), config,
+                         ledger=ledger_from(args),
                          port=args.port, gateway_port=args.gateway_port, drain_s=args.drain)
     except ModelVerificationError as exc:
         print(f"error: {exc}; refusing to start", file=sys.stderr)

@@ -59,8 +59,10 @@ class Feedback:
         """A new answer id for an answer citing ``pages``."""
         answer_id = secrets.token_hex(16)
         self.answers[answer_id] = Answered(pages, time.monotonic())
-        while len(self.answers) > REMEMBERED:
+        oldest = next(iter(self.answers.values()))
+        while len(self.answers) > REMEMBERED or time.monotonic() - oldest.at > VOTE_WINDOW_S:
             self.answers.popitem(last=False)
+            oldest = next(iter(self.answers.values()))
         return answer_id
 
     def vote(self, answer_id: str, vote: str) -> None:

@@ -75,10 +75,12 @@ class Ledger:
             ``keep_questions_days``), or None to keep the counts in memory.
         keep_questions_days: keep refused and declined questions' text this many days.
         clock: the time source (tests).
+        prune: on opening, delete the kept questions whose time is up, or all of them when
+            ``keep_questions_days`` is None (the gateway); False to only read (the report).
     """
 
     def __init__(self, directory: Path | None = None, keep_questions_days: int | None = None,
-                 clock: Any = time.time) -> None:
+                 clock: Any = time.time, prune: bool = True) -> None:
         if keep_questions_days is not None and keep_questions_days < 1:
             raise ValueError("keep_questions_days must be at least 1")
         if keep_questions_days is not None and directory is None:
@@ -90,7 +92,8 @@ class Ledger:
         self.labels: dict[str, str] = {}
         if directory is not None:
             self._load(directory / COUNTS_FILE)
-            self.prune_questions()
+            if prune:
+                self.prune_questions()
 
     def _load(self, path: Path) -> None:
         try:
@@ -116,26 +119,19 @@ class Ledger:
             {"version": 1, "days": self.days, "labels": self.labels}, indent=1, sort_keys=True))
         if question is not None and self.keep_questions_days and kind in ("refused", "declined"):
             self.prune_questions()
-            line = {"at": round(now), "day": day_of(now), "kind": kind, "url": place.url,
-                    "question": question}
+            line = {"at": round(now), "until": round(now + self.keep_questions_days * DAY_S),
+                    "kind": kind, "url": place.url, "question": question}
             with (self.directory / QUESTIONS_FILE).open("a", encoding="utf-8") as out:
                 out.write(json.dumps(line, ensure_ascii=False) + "\n")
 
     def prune_questions(self) -> None:
-        """Delete kept questions older than the retention (all of them when keeping is off)."""
+        """Delete the kept questions whose time is up (all of them when keeping is off)."""
         if self.directory is None:
             return
-        path = self.directory / QUESTIONS_FILE
-        if not path.exists():
-            return
         if not self.keep_questions_days:
-            path.unlink()
+            (self.directory / QUESTIONS_FILE).unlink(missing_ok=True)
             return
-        cutoff = self.clock() - self.keep_questions_days * DAY_S
-        lines = path.read_text(encoding="utf-8").splitlines()
-        kept = [line for line in lines if line.strip() and json.loads(line)["at"] >= cutoff]
-        if len(kept) != len(lines):
-            _write_atomically(path, "".join(line + "\n" for line in kept))
+        kept_questions(self.directory, self.clock())
 
     def summary(self, days: int | None = None) -> dict[str, Any]:
         """The counts of the last ``days`` days (all when None): per day and kind, the totals,
@@ -157,10 +153,16 @@ class Ledger:
                            for url, counts in ranked]}
 
 
-def kept_questions(directory: Path) -> list[dict[str, Any]]:
-    """The kept questions in a state folder, oldest first (none when keeping is off)."""
+def kept_questions(directory: Path, now: float) -> list[dict[str, Any]]:
+    """The kept questions in a state folder, oldest first; those whose time is up (each line
+    carries its own ``until``, so the retention holds whoever reads the file) are deleted."""
     path = directory / QUESTIONS_FILE
     if not path.exists():
         return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
-            if line.strip()]
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
+             if line.strip()]
+    kept = [line for line in lines if line["until"] > now]
+    if len(kept) != len(lines):
+        _write_atomically(path, "".join(json.dumps(line, ensure_ascii=False) + "\n"
+                                        for line in kept))
+    return kept

@@ -21,6 +21,7 @@ from starlette.staticfiles import StaticFiles
 
 from .app import Gateway, create_app
 from .config import GatewayConfig
+from .gaps import Ledger
 from .supervisor import Supervisor
 
 
@@ -32,12 +33,57 @@ class _Server(uvicorn.Server):
         yield
 
 
+def head_deadline(head_s: float) -> type[H11Protocol]:
+    """uvicorn's h11 protocol with a deadline on every request head: a connection that has
+    not sent a whole request line and headers within ``head_s`` of opening, or of its last
+    response, is closed (uvicorn alone waits for ever, so idle sockets would fill the
+    connection cap)."""
+
+    class HeadDeadline(H11Protocol):
+        _head_timer: asyncio.TimerHandle | None = None
+
+        def _arm(self) -> None:
+            self._disarm()
+            if not self.transport.is_closing() and (
+                    self.cycle is None or self.cycle.response_complete):
+                self._head_timer = self.loop.call_later(head_s, self.transport.close)
+
+        def _disarm(self) -> None:
+            if self._head_timer is not None:
+                self._head_timer.cancel()
+                self._head_timer = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._arm()
+
+        def handle_events(self) -> None:
+            super().handle_events()
+            if self.cycle is not None and not self.cycle.response_complete:
+                self._disarm()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            self._arm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+    return HeadDeadline
+
+
 def uvicorn_config(app: Starlette, host: str, port: int) -> uvicorn.Config:
     """Quiet uvicorn: no access log (it would record addresses and paths), and no rewriting
     of the client address from forwarding headers (the gateway's ``--trusted-proxy`` decides
-    whose headers are believed; uvicorn would believe any loopback peer's)."""
+    whose headers are believed; uvicorn would believe any loopback peer's). Exposed without
+    a proxy, the gateway's limits bound slow clients: a deadline on each request head and a
+    cap on open connections (for a gateway app its own ``Limits``, else the defaults)."""
+    gateway = getattr(app.state, "gateway", None)
+    limits = gateway.config.limits if isinstance(gateway, Gateway) else Limits()
     return uvicorn.Config(app, host=host, port=port, access_log=False, log_level="warning",
-                          lifespan="on", proxy_headers=False)
+                          lifespan="on", proxy_headers=False, http=head_deadline(limits.head_s),
+                          limit_concurrency=limits.connections)
 
 
 def site_app(site_dir: Path) -> Starlette:
@@ -94,6 +140,7 @@ def run_stack(
     port: int = 8000,
     gateway_port: int = 8787,
     drain_s: float = 20.0,
+    ledger: Ledger | None = None,
 ) -> int:
     """Start llama-server (model verified, port checked), then the gateway and the site;
     block until a signal; drain; stop everything. llama-server is restarted whenever it dies.
@@ -108,7 +155,7 @@ def run_stack(
     try:
         index = load_index(site_dir)
         index.encoder  # noqa: B018 - load the query encoder before the first visitor
-        gateway = create_app(index, config, supervisor=llama)
+        gateway = create_app(index, config, supervisor=llama, ledger=ledger)
         servers = [
             _Server(uvicorn_config(gateway, host, gateway_port)),
             _Server(uvicorn_config(site_app(site_dir), host, port)),
