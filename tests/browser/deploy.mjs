@@ -83,6 +83,33 @@ const scenarios = {
       await server.close();
     }
   },
+
+  /** ARG: {siteDir, question}. A deployed copy whose configured gateway cannot be reached
+   * (headless Chromium has no WebGPU adapter): the box answers with wllama on the CPU. */
+  async local_engine({ siteDir, question }) {
+    const server = await serveStatic(siteDir);
+    const session = await launch();
+    try {
+      const { page } = session;
+      // A short answer keeps the test quick; the files, model and engine are the site's own.
+      await page.addInitScript(() => {
+        window.siteKnowledgeConfig = { answer_tokens: 48 };
+      });
+      await page.goto(server.url);
+      await openBox(page);
+      const answer = await page.evaluate((q) => window.siteKnowledge.ask(q), question);
+      return {
+        answer,
+        text: await page.locator(".skn-box").innerText(),
+        served: server.served.map((r) => r.path),
+        missing: server.missing,
+        offsite: session.offsite,
+      };
+    } finally {
+      await session.close();
+      await server.close();
+    }
+  },
 };
 
 console.log(JSON.stringify(await scenarios[scenario](options)));
