@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import subprocess
+import time
 from pathlib import Path
 
+import httpx
 import pytest
+from gateway_fixtures import LLAMA_BINARY, free_port, needs_llama
 
 from site_knowledge.browser import assets
 from site_knowledge.browser.assets import (
@@ -199,3 +204,38 @@ def test_first_party_code_names_no_remote_host() -> None:
     for path in [*BROWSER.glob("*.js"), *BROWSER.glob("engines/*.js"), BROWSER / "chat.css"]:
         text = path.read_text(encoding="utf-8")
         assert not re.search(r"https?://(?!127\.0\.0\.1|localhost)", text), path.name
+
+
+@pytest.mark.llama
+@needs_llama
+def test_llama_cpp_loads_the_vendored_parts_as_one_model(tmp_path: Path) -> None:
+    """llama.cpp itself (llama-server, given the first part) finds the other parts by name and
+    checks ``split.count`` and ``split.tensors.count``; the model then answers."""
+    parts = wllama_parts()
+    if not parts:
+        pytest.skip("vendor/ not populated (scripts/setup_browser.sh)")
+    assert LLAMA_BINARY is not None
+    port = free_port()
+    log = (tmp_path / "llama.log").open("wb")
+    server = subprocess.Popen([str(LLAMA_BINARY), "-m", str(BROWSER / "vendor" / parts[0]),
+                               "--host", "127.0.0.1", "--port", str(port), "-t", "1", "-c", "512",
+                               "-v"],
+                              stdout=log, stderr=subprocess.STDOUT)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and server.poll() is None:
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"{base}/health", timeout=2).status_code == 200:
+                    break
+            time.sleep(0.5)
+        assert server.poll() is None, (tmp_path / "llama.log").read_text()[-2000:]
+        reply = httpx.post(f"{base}/completion", timeout=60, json={
+            "prompt": "The capital of France is", "n_predict": 4, "temperature": 0}).json()
+        assert "Paris" in reply["content"]
+    finally:
+        server.kill()
+        server.wait()
+        log.close()
+    loaded = (tmp_path / "llama.log").read_text()
+    assert f"additional {len(parts) - 1} GGUFs metadata loaded" in loaded, loaded[-3000:]
