@@ -200,6 +200,23 @@ def test_install_copies_first_party_and_vendored(tmp_path: Path) -> None:
     assert install_browser_assets(tmp_path, "assets/site-knowledge", options) == placed
 
 
+def test_a_second_install_removes_vendored_files_left_out(tmp_path: Path) -> None:
+    if not assets.vendor_manifest():
+        pytest.skip("vendor/ not populated (scripts/setup_browser.sh)")
+    vendor = tmp_path / "assets" / "site-knowledge" / "vendor"
+    stale = vendor / "models" / "smollm2-135m-instruct-q8_0-0c1d3326cd97.gguf"
+    stale.parent.mkdir(parents=True)
+    stale.write_bytes(b"GGUF")  # an earlier build's unsplit model
+    install_browser_assets(tmp_path, "assets/site-knowledge", BrowserOptions())
+    assert not stale.exists()
+    assert (vendor / wllama_parts()[0]).is_file()
+    placed = install_browser_assets(tmp_path, "assets/site-knowledge",
+                                    BrowserOptions(engines=["gateway", "search"]))
+    assert not (vendor / "models").exists() and not (vendor / "wllama").exists()
+    on_disk = sum(p.stat().st_size for p in (tmp_path / "assets").rglob("*") if p.is_file())
+    assert placed == on_disk
+
+
 def test_first_party_code_names_no_remote_host() -> None:
     for path in [*BROWSER.glob("*.js"), *BROWSER.glob("engines/*.js"), BROWSER / "chat.css"]:
         text = path.read_text(encoding="utf-8")

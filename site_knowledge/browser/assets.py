@@ -186,6 +186,10 @@ def install_browser_assets(site_dir: Path, dest: str, options: BrowserOptions) -
 
     Returns:
         The number of bytes placed.
+
+    Vendored files a previous run placed that these options leave out (an engine dropped, an
+    earlier model) are removed, so a site built in place (``--dirty``, ``compile`` again) weighs
+    no more than a clean build.
     """
     target = site_dir / dest.strip("/")
     total = 0
@@ -200,11 +204,22 @@ def install_browser_assets(site_dir: Path, dest: str, options: BrowserOptions) -
             "site-knowledge: the chat box's runtime is not vendored; run scripts/setup_browser.sh"
         )
         return total
-    for name in _wanted_vendor_files(options):
+    wanted = _wanted_vendor_files(options)
+    for name in wanted:
         src = VENDOR / name
         _place(src, target / "vendor" / name)
         total += src.stat().st_size
+    _prune(target / "vendor", set(wanted))
     return total
+
+
+def _prune(vendor: Path, wanted: set[str]) -> None:
+    for path in sorted(vendor.rglob("*"), reverse=True):  # files before their folders
+        if path.is_dir():
+            if not any(path.iterdir()):
+                path.rmdir()
+        elif path.relative_to(vendor).as_posix() not in wanted:
+            path.unlink()
 
 
 def browser_config(root_prefix: str, options: BrowserOptions) -> dict[str, object]:
