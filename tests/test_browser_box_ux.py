@@ -159,3 +159,25 @@ def test_copy_gives_markdown_with_links_and_a_vote_reaches_the_gateway(
     assert result["pressed"] == [["Good answer", "false"], ["Bad answer", "true"]]
     down = {p["url"]: p["down"] for p in ledger.summary()["places"] if p["down"]}
     assert down == {c["path"].split("#")[0]: 1 for c in citations}
+
+
+def test_on_a_phone_the_box_is_full_screen_and_closes_back_to_a_usable_page(
+        example_site: Path) -> None:
+    result = scenario("phone", example_site)
+    assert result["offsite"] == []
+    assert result["viewport"] == {"width": 390, "height": 844}
+    opened = result["opened"]
+    assert opened["box"] == {"x": 0, "y": 0, "width": 390, "height": 844}
+    assert opened["inputInView"] and opened["inputInViewAfterAnswer"]
+    assert opened["focused"] == "skn-input"
+    assert opened["closeInView"]
+    assert opened["closeSize"]["width"] >= 44 and opened["closeSize"]["height"] >= 44
+    assert opened["locked"] == "hidden", "the page behind does not scroll while the box is open"
+    assert result["afterButton"] and result["afterEscape"]
+    after = result["after"]
+    assert after["overflow"] == result["overflowBefore"]
+    assert not after["covered"]
+    assert after["focused"], "focus goes back to the button that opened the box"
+    assert after["scrolled"] > 0
+    assert after["drawerOpen"]
+    assert after["navigatedTo"] != "/"

@@ -316,12 +316,20 @@ class ChatBox {
     this.ready().then(() => this.warm(), (error) => this.fail(error));
     await this.styled;
     this.box.hidden = false;
+    this.lockPage();
     this.input.focus({ preventScroll: true });
     return this;
   }
 
+  /** Full screen (phones), the page behind must not scroll under the visitor's finger. */
+  lockPage() {
+    const fullScreen = this.box.getBoundingClientRect().width >= window.innerWidth;
+    document.documentElement.classList.toggle("skn-locked", fullScreen);
+  }
+
   close() {
     this.box.hidden = true;
+    document.documentElement.classList.remove("skn-locked");
     if (this.opener && this.opener.isConnected) this.opener.focus();
   }
 

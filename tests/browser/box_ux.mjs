@@ -135,5 +135,72 @@ scenarios.copy_vote = async function copyVote() {
   });
 };
 
+/** A phone (390×844, touch): the box opens full screen with its input in view, closes with
+ * its button and with Escape, and the page works again afterwards. */
+scenarios.phone = async function phone() {
+  const device = {
+    isMobile: true,
+    hasTouch: true,
+    deviceScaleFactor: 3,
+    userAgent: "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Mobile Safari/537.36",
+  };
+  return withSite(
+    async ({ server, session, page }) => {
+      await override(page, { engines: ["search"] });
+      await page.goto(server.url);
+      await page.waitForFunction(() => window.siteKnowledge);
+      const viewport = page.viewportSize();
+      const inView = (box) =>
+        box && box.x >= 0 && box.y >= 0 && box.x + box.width <= viewport.width + 0.5 && box.y + box.height <= viewport.height + 0.5;
+      const overflowBefore = await page.evaluate(() => getComputedStyle(document.documentElement).overflow);
+      const launcher = page.locator(".skn-launch");
+      await launcher.tap();
+      await page.locator(".skn-box").waitFor({ state: "visible" });
+      const opened = {
+        box: await page.locator(".skn-box").boundingBox(),
+        inputInView: inView(await page.locator("#skn-input").boundingBox()),
+        closeInView: inView(await page.locator(".skn-close").boundingBox()),
+        closeSize: await page.locator(".skn-close").boundingBox(),
+        focused: await page.evaluate(() => document.activeElement.id),
+        locked: await page.evaluate(() => getComputedStyle(document.documentElement).overflow),
+      };
+      await page.locator("#skn-input").fill("What projects has Teo built?");
+      await page.keyboard.press("Enter");
+      await page.locator(".skn-exchange .skn-by", { hasText: "Answered by" }).waitFor();
+      opened.inputInViewAfterAnswer = inView(await page.locator("#skn-input").boundingBox());
+      await page.locator(".skn-close").tap();
+      const afterButton = await page.locator(".skn-box").isHidden();
+      await launcher.tap();
+      await page.locator(".skn-box").waitFor({ state: "visible" });
+      await page.keyboard.press("Escape");
+      const afterEscape = await page.locator(".skn-box").isHidden();
+      // The page works again: it scrolls, nothing of the box covers it, its links take taps.
+      const after = await page.evaluate(() => {
+        const centre = document.elementFromPoint(innerWidth / 2, innerHeight / 2);
+        return {
+          overflow: getComputedStyle(document.documentElement).overflow,
+          covered: Boolean(centre && centre.closest("#site-knowledge")),
+          focused: document.activeElement === document.querySelector(".skn-launch"),
+        };
+      });
+      await page.mouse.wheel(0, 400);
+      await page.waitForTimeout(300);
+      after.scrolled = await page.evaluate(() => scrollY);
+      // Material's menu button opens its navigation drawer, whose first page link navigates.
+      await page.locator("label.md-header__button[for='__drawer']").tap();
+      after.drawerOpen = await page.evaluate(() => document.getElementById("__drawer").checked);
+      await page.waitForTimeout(500); // the drawer slides in
+      const links = page.locator(".md-nav--primary a.md-nav__link[href]:visible");
+      const hrefs = await links.evaluateAll((as) => as.map((a) => a.href));
+      const index = hrefs.findIndex((h) => h.split("#")[0] !== server.url);
+      await links.nth(index).tap();
+      await page.waitForURL((u) => u.href !== server.url, { timeout: 15000 });
+      after.navigatedTo = new URL(page.url()).pathname;
+      return { viewport, overflowBefore, opened, afterButton, afterEscape, after, offsite: session.offsite };
+    },
+    { viewport: { width: 390, height: 844 }, device },
+  );
+};
+
 const result = await scenarios[scenario]();
 console.log(JSON.stringify(result));

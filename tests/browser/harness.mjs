@@ -30,6 +30,7 @@ export async function launch({
   colorScheme = "light",
   viewport = { width: 1200, height: 800 },
   ignoreHTTPSErrors = false,
+  device = {}, // device emulation: isMobile, hasTouch, deviceScaleFactor, userAgent
 } = {}) {
   const profile = mkdtempSync(join(tmpdir(), "sk-chromium-"));
   const context = await chromium.launchPersistentContext(profile, {
@@ -40,6 +41,7 @@ export async function launch({
     viewport,
     serviceWorkers: "block",
     ignoreHTTPSErrors, // a test's self-signed certificate
+    ...device,
   });
   const session = { context, offsite: [], requests: [], consoleErrors: [] };
   await context.route("**/*", (route) => {
