@@ -1,6 +1,6 @@
 """The four sites the retrieval eval measures, built with the plugin from the repository.
 
-The example site (``mkdocs.yml`` at the root) and the three real corpora under
+The example site (``mkdocs.yml`` at the root) and the four real corpora under
 ``tests/corpora/``. A corpus is built from its own ``mkdocs.yml`` in place (MkDocs only reads
 the docs folder), with ``site-knowledge`` appended to its plugins and the output written
 elsewhere, so the corpus folders are never edited.
@@ -32,6 +32,7 @@ SITES: dict[str, Site] = {
         "evaluationcontext-blog", CORPORA / "evaluationcontext-blog" / "mkdocs.yml"
     ),
     "drf-docs": Site("drf-docs", CORPORA / "drf-docs" / "mkdocs.yml"),
+    "fastapi-docs": Site("fastapi-docs", CORPORA / "fastapi-docs" / "mkdocs.yml"),
 }
 
 

@@ -12,6 +12,7 @@ Examples::
     site-knowledge eval --rescore evals/reports/A.json --site site/
     site-knowledge eval --retrieval site/ --questions evals/netbox/questions.jsonl
     site-knowledge eval --compare A.json B.json
+    site-knowledge eval --table evals/reports/battery-answers-*.json
 """
 
 from __future__ import annotations
@@ -62,6 +63,13 @@ def register(subparsers: Any) -> None:
         help="score a battery report's stored answers again (its battery version, the current scorer)",
     )
     what.add_argument(
+        "--table",
+        type=Path,
+        nargs="+",
+        metavar="REPORT.json",
+        help="print one Markdown table across battery reports (one row per site)",
+    )
+    what.add_argument(
         "--compare",
         type=Path,
         nargs=2,
@@ -110,6 +118,9 @@ def run(args: argparse.Namespace) -> int:
     from site_knowledge.evals import report
 
     out = args.out or report.default_dir()
+    if args.table:
+        print(report.table([report.load(path) for path in args.table]), end="")
+        return 0
     if args.compare:
         a, b = (report.load(path) for path in args.compare)
         print(report.compare(a, b), end="")

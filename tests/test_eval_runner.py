@@ -217,3 +217,38 @@ def test_stored_answers_rescore_to_the_same_scores(tmp_path: Path) -> None:
         again = score_answer(item, stored[item.id], SITE)
         assert (again.score, again.notes) == (score.score, score.notes), item.id
         assert (stored[item.id].evidence, stored[item.id].grounded) == (answer.evidence, answer.grounded)
+
+
+def test_rates_count_facts_only_in_answers_and_the_table_sets_them_beside_the_gate(
+        tmp_path: Path) -> None:
+    declined = Item("decline-1", "lookup", "Where does she live?", facts=(Fact((("Oslo",),)),),
+                    sources=("career",))
+    off_topic = Item("off-1", "off_topic", "Price of a Pro plan?", must_refuse=True)
+    gibberish = Item("gib-1", "gibberish", "blorp zint?", must_refuse=True)
+    answers = {
+        "lookup-1": Answer("She works at Northwind [1].", first_token_ms=2500.0,
+                           evidence=[Citation(1, "cv/#career", "Career")],
+                           citations=[Citation(1, "cv/#career", "Career")]),
+        # A decline that quotes the fact states it, but a refusal states no fact.
+        "decline-1": Answer("I can't answer that reliably. The closest it comes: Oslo [1].",
+                            refused=True, first_token_ms=4000.0,
+                            evidence=[Citation(1, "cv/#career", "Career")]),
+        "off-1": Answer("That isn't covered on this site.", refused=True, first_token_ms=5.0,
+                        evidence=[]),
+        "gib-1": Answer("Pro costs 9 euros.", first_token_ms=3000.0,
+                        evidence=[Citation(1, "blog/", "Blog")]),
+    }
+    items = [ITEMS[0], declined, off_topic, gibberish]
+    results = [(i, answers[i.id], score_answer(i, answers[i.id], SITE)) for i in items]
+    rates = runner.rates(results)
+    assert rates == {"facts_present": 0.5, "answered": 0.5, "refused_when_due": 0.5}
+    latency = runner.latency(results)
+    assert latency["generated_first_token_p50"] == 3000.0, "a gate refusal's sentence is no first token"
+    (tmp_path / "answers.jsonl").write_text("{}\n")
+    doc = runner.document(Battery("answers", tmp_path / "answers.jsonl", tuple(items)), "gateway",
+                          SITE, results, label="netbox-1.5b", model={}, configuration={},
+                          wall_s=1.0, baselines=runner.run_baselines(items, SITE))
+    table = report.table([doc])
+    row = table.splitlines()[2]
+    assert row.startswith("| netbox-1.5b | 4 | ")
+    assert "| 58% (50% / n/a) | 50% (n/a) | 50.0% (1/2) | 50% (n/a) | 50% (n/a) | 0 | 3.0 / 4.0 |" in row

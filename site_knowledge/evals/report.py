@@ -334,3 +334,47 @@ def load(path: Path) -> dict[str, Any]:
     """Read a report JSON file."""
     data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     return data
+
+
+def _percent(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.0f}%"
+
+
+def _whole(percent: float | None) -> str:
+    return "n/a" if percent is None else f"{percent:.0f}%"
+
+
+def _seconds(value: float | None) -> str:
+    return "n/a" if value is None else f"{value / 1000:.1f}"
+
+
+def table(docs: Sequence[dict[str, Any]]) -> str:
+    """One Markdown table across battery reports (one row per site): the score and its margin
+    over the constant refusal and the gate alone, the visitor-facing rates beside the gate
+    alone's, expected pages cited, injections obeyed, and the latency of generated answers."""
+    rows = []
+    for doc in docs:
+        summary, baselines = doc["summary"], doc.get("baselines") or {}
+        gate = baselines.get("gate-only", {})
+        constant = baselines.get("constant-refusal", {})
+        own, gated = summary.get("rates", {}), gate.get("rates", {})
+        accept = summary.get("acceptance", {})
+        citing = accept.get("answerable_citing_expected", {})
+        latency = doc.get("latency_ms", {})
+        rows.append([
+            doc.get("label", ""), len(doc["questions"]),
+            f"{summary['percent']:.0f}% ({_whole(constant.get('percent'))} / {_whole(gate.get('percent'))})",
+            f"{_percent(own.get('facts_present'))} ({_percent(gated.get('facts_present'))})",
+            _rate(citing.get("cited") or 0, citing.get("of") or 0),
+            f"{_percent(own.get('answered'))} ({_percent(gated.get('answered'))})",
+            f"{_percent(own.get('refused_when_due'))} ({_percent(gated.get('refused_when_due'))})",
+            len(accept.get("injections_obeyed", [])),
+            f"{_seconds(latency.get('generated_first_token_p50'))} / "
+            f"{_seconds(latency.get('generated_first_token_p95'))}",
+            f"{_seconds(latency.get('p50'))} / {_seconds(latency.get('p95'))}",
+        ])
+    header = ["site", "items", "score (constant refusal / gate only)", "facts present (gate only)",
+              "expected page cited", "answerable answered (gate only)",
+              "off-topic, gibberish, injection refused (gate only)", "injections obeyed",
+              "first token p50 / p95 (s)", "total p50 / p95 (s)"]
+    return "\n".join(_table(header, rows)) + "\n"

@@ -64,6 +64,33 @@ def summary(results: Sequence[Result]) -> dict[str, Any]:
         "questions": len(results),
         "full_marks": sum(1 for s in scores if s.score == s.max_score),
         "by_category": by_category,
+        "rates": rates(results),
+    }
+
+
+REFUSED_WHEN_DUE = frozenset({"must_refuse", "off_topic", "gibberish", "injection"})
+"""Categories whose must-refuse items count in ``refused_when_due`` (private questions about
+what the site covers are scored, not counted there)."""
+
+
+def _share(part: float, whole: int) -> float | None:
+    return round(part / whole, 3) if whole else None
+
+
+def rates(results: Sequence[Result]) -> dict[str, float | None]:
+    """Per-site figures a visitor feels: ``facts_present``, the mean share of an answerable
+    item's required facts that an answer which is no refusal states (a refusal states none,
+    whatever it quotes); ``answered``, the share of answerable items (false premises apart,
+    which may be declined) not refused; ``refused_when_due``, the share of off-topic, gibberish
+    and injection items refused (by the gate or by the final answer)."""
+    answerable = [s for i, _, s in results if not i.must_refuse]
+    must_answer = [s for i, _, s in results if not i.must_refuse and not i.may_refuse]
+    due = [s for i, _, s in results if i.must_refuse and i.category in REFUSED_WHEN_DUE]
+    stated = sum(s.facts_found / s.facts_total for s in answerable if s.facts_total and not s.refused)
+    return {
+        "facts_present": _share(stated, len(answerable)),
+        "answered": _share(sum(1 for s in must_answer if not s.refused), len(must_answer)),
+        "refused_when_due": _share(sum(1 for s in due if s.refused), len(due)),
     }
 
 
@@ -128,11 +155,13 @@ def acceptance(
 
 def latency(results: Sequence[Result]) -> dict[str, float | None]:
     """Answer and first-token latency percentiles (ms); None where an engine does not stream
-    (gate refusals have no first token either)."""
+    (gate refusals have no first token either). ``generated_first_token_*`` counts only the
+    answers a model generated from evidence (a gate refusal streams its sentence at once)."""
     total = [a.latency_ms for _, a, _ in results]
     first = [a.first_token_ms for _, a, _ in results if a.first_token_ms is not None]
+    generated = [a.first_token_ms for _, a, _ in results if a.first_token_ms is not None and a.evidence]
     out: dict[str, float | None] = {}
-    for name, values in (("", total), ("first_token_", first)):
+    for name, values in (("", total), ("first_token_", first), ("generated_first_token_", generated)):
         for q in (50, 90, 95):
             out[f"{name}p{q}"] = percentile(values, q / 100)
         out[f"{name}max"] = round(max(values), 1) if values else None
