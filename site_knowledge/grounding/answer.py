@@ -18,8 +18,8 @@ from .text import (
     WORD,
     Sentence,
     cite_phrases_as_markers,
+    edited,
     fold,
-    has_stand_in,
     inflection_key,
     is_decline,
     is_negated,
@@ -154,14 +154,14 @@ def ground(answer: str, context: Context, check_claims: bool = True) -> Grounded
             dropped = True
             continue
         seen.add(key)
-        cited_as = cite_phrases_as_markers(sentence.text)
-        if cited_as != sentence.text:
-            sentence = Sentence(cited_as, sentence.start, sentence.end)
-            rewritten = True
-        if has_stand_in(sentence.text):
-            removed.append(Claim("stand-in", sentence.text))
+        kept_as = edited(sentence.text)
+        if kept_as is None:
+            removed.append(Claim("stand-in", cite_phrases_as_markers(sentence.text)))
             dropped = True
             continue
+        if kept_as != sentence.text:
+            sentence = Sentence(kept_as, sentence.start, sentence.end)
+            rewritten = True
         completed = context.support.completed(sentence.text) if check_claims else sentence.text
         if completed != sentence.text:
             sentence = Sentence(completed, sentence.start, sentence.end)

@@ -104,6 +104,13 @@ def has_stand_in(sentence: str) -> bool:
     return STAND_IN.search(sentence) is not None
 
 
+def edited(sentence: str) -> str | None:
+    """The sentence as grounding keeps it: its citation phrases written as markers; None
+    when a marker stands where a word belongs (the whole sentence goes)."""
+    cited = cite_phrases_as_markers(sentence)
+    return None if has_stand_in(cited) else cited
+
+
 def fold(word: str) -> str:
     """A word as claims compare it: lower case without diacritics (NFKD, combining marks
     dropped, then NFKC), no possessive, plural folded."""
