@@ -4,7 +4,9 @@ never would: malformed events, unknown finish reasons, floods, early EOF)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -465,6 +467,59 @@ def test_page_text_reaches_the_model_neutralised_on_every_path(example_site, scr
     # The planted words did arrive, broken: in the catalog and summary (the routing system
     # message), the matched pages, the check's excerpts and the evidence.
     assert sum(t.count(f"<{zero_width}|im_start|>") > 0 for t in texts) == 4
+
+
+def _raw(port: int, data: bytes = b"") -> socket.socket:
+    """A bare TCP client that has sent ``data`` and nothing more."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    sock.sendall(data)
+    return sock
+
+
+def _closed_by_server(sock: socket.socket) -> bool:
+    try:
+        return sock.recv(1024) == b""
+    except ConnectionResetError:
+        return True
+
+
+def test_a_body_that_drips_is_refused_at_its_deadline(example_index):
+    """Finding 9 of issue 33: without a proxy in front, a client that sends its headers and
+    then the body a few bytes at a time (or never) holds a request open; the whole body must
+    arrive within ``body_read_s``."""
+    config = GatewayConfig(upstreams=(f"http://127.0.0.1:{free_port()}",),
+                           limits=Limits(body_read_s=0.5))
+    with ThreadedServer(create_app(example_index, config)) as server:
+        sock = _raw(server.port, b"POST /api/ask HTTP/1.1\r\nHost: x\r\n"
+                                 b"Content-Type: application/json\r\nContent-Length: 40\r\n\r\n"
+                                 b'{"question"')
+        started = time.monotonic()
+        reply = b""
+        while b"}}" not in reply and (chunk := sock.recv(4096)):
+            reply += chunk
+        sock.close()
+    assert reply.startswith(b"HTTP/1.1 408 "), reply
+    assert b'"body_timeout"' in reply and time.monotonic() - started < 5
+
+
+def test_idle_and_trickling_connections_are_capped_and_closed(example_index):
+    """Connections that never finish a request head count against the connection cap (503
+    beyond it) only until their head deadline closes them."""
+    config = GatewayConfig(upstreams=(f"http://127.0.0.1:{free_port()}",),
+                           limits=Limits(head_s=1.0, connections=3))
+    with ThreadedServer(create_app(example_index, config)) as server:
+        idle = [_raw(server.port) for _ in range(2)]
+        trickler = _raw(server.port, b"GET /healthz HTTP/1.1\r\n")
+        time.sleep(0.2)
+        capped = httpx.get(server.url + "/metrics", timeout=10)
+        for _ in range(8):  # a header byte every 0.2 s: still not a whole head at 1 s
+            time.sleep(0.2)
+            with contextlib.suppress(OSError):
+                trickler.sendall(b"X")
+        assert all(_closed_by_server(sock) for sock in [*idle, trickler])
+        served = httpx.get(server.url + "/metrics", timeout=10)
+    assert capped.status_code == 503
+    assert served.status_code == 200
 
 
 def _leaves(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:

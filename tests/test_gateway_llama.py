@@ -265,6 +265,43 @@ def test_twelve_concurrent_requests_one_generates_ten_queue_one_refused(gateway)
     assert snap["queue"]["waiting"] == 0 and snap["queue"]["active"] == 0
 
 
+def test_a_visitor_holds_at_most_its_share_of_open_streams(example_index, llama):
+    """Event streams per visitor are capped (``visitor_streams``) apart from the queue's
+    places: here 2 streams with 10 places allowed, the third gets 429 ``too_many_streams``,
+    and once one ends the visitor may ask again."""
+    limits = Limits(visitor_requests_per_minute=10_000, global_requests_per_minute=10_000,
+                    queue_wait_s=600.0, visitor_places=10, visitor_streams=2)
+    config = GatewayConfig(upstreams=(llama.spec.url,), limits=limits)
+
+    async def scenario(url: str) -> None:
+        body = {"question": LONG_QUESTION, "history": _long_history(secrets.token_hex(3))}
+        ASKED.append(LONG_QUESTION)
+        first = await _open(url, body)
+        first_lines = first[1].aiter_lines()  # held: dropping it would close the stream
+        assert "sources" in await _next_event(first_lines)
+        second = await _open(url, {"question": QUESTION})
+        second_lines = second[1].aiter_lines()
+        assert "queued" in await _next_event(second_lines)
+        async with httpx.AsyncClient(timeout=30) as client:
+            third = await client.post(url + "/api/ask", json={"question": QUESTION})
+            assert third.status_code == 429, third.text
+            assert third.json()["error"]["code"] == "too_many_streams"
+            await second[1].aclose()
+            await second[0].aclose()
+            await asyncio.sleep(0.5)
+            again = await _open(url, {"question": QUESTION})
+            assert again[1].status_code == 200
+            again_lines = again[1].aiter_lines()
+            assert "queued" in await _next_event(again_lines)
+        del first_lines, second_lines, again_lines
+        for client, response in (first, again):
+            await response.aclose()
+            await client.aclose()
+
+    with ThreadedServer(create_app(example_index, config)) as server:
+        asyncio.run(scenario(server.url))
+
+
 def test_one_visitors_burst_takes_only_its_share_of_the_queue(gateway):
     """A visitor holds at most ``visitor_places`` (2) places, active and waiting together:
     the rest of its burst gets 429 ``visitor_busy`` with ``Retry-After``, and another visitor
@@ -273,10 +310,11 @@ def test_one_visitors_burst_takes_only_its_share_of_the_queue(gateway):
         body = {"question": LONG_QUESTION, "history": _long_history(secrets.token_hex(3))}
         ASKED.append(LONG_QUESTION)
         opened = [await _open(gateway, body, "203.0.113.5")]
-        lines = opened[0][1].aiter_lines()
-        assert "sources" in await _next_event(lines)
+        held = [opened[0][1].aiter_lines()]  # held: dropping one would close its stream
+        assert "sources" in await _next_event(held[0])
         opened.append(await _open(gateway, {"question": QUESTION}, "203.0.113.5"))
-        assert await _next_event(opened[1][1].aiter_lines()) == {"queued": {"position": 1}}
+        held.append(opened[1][1].aiter_lines())
+        assert await _next_event(held[1]) == {"queued": {"position": 1}}
         async with httpx.AsyncClient(timeout=30) as client:
             burst = await asyncio.gather(*(client.post(
                 gateway + "/api/ask", json={"question": QUESTION},
@@ -286,7 +324,8 @@ def test_one_visitors_burst_takes_only_its_share_of_the_queue(gateway):
         assert all(int(r.headers["retry-after"]) >= 1 for r in burst)
         opened.append(await _open(gateway, {"question": QUESTION}, "203.0.113.6"))
         assert opened[2][1].status_code == 200
-        assert await _next_event(opened[2][1].aiter_lines()) == {"queued": {"position": 2}}
+        held.append(opened[2][1].aiter_lines())
+        assert await _next_event(held[2]) == {"queued": {"position": 2}}
         for client, response in opened:
             await response.aclose()
             await client.aclose()
@@ -494,7 +533,8 @@ def test_model_sha256_mismatch_refuses_to_start(example_site):
     assert server.process is None
     done = subprocess.run(
         [sys.executable, "-m", "site_knowledge.cli", "serve", str(example_site.site_dir),
-         "--mode", "public", "--model", str(MODEL), "--model-sha256", "0" * 64, "--llama-port", str(spec.port)],
+         "--mode", "public", "--model", str(MODEL), "--model-sha256", "0" * 64,
+         "--llama-port", str(spec.port)],
         capture_output=True, text=True, timeout=60,
     )
     assert done.returncode == 3 and "mismatch" in done.stderr

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
@@ -64,6 +64,8 @@ class Gateway:
     model_sha256: str | None = None
     supervisor: Supervisor | None = None
     primers: dict[asyncio.Task[bool], Ticket] = field(default_factory=dict)
+    streams: dict[bytes, int] = field(default_factory=dict)
+    """Open event streams per visitor (the rate limiter's salted key)."""
     warmup: Warmup = "pending"
     """The startup primer (``answer.prime_system_prompt``): ``done`` when it read the system
     prompt into the answer slot, ``yielded`` when a visitor came first, ``failed``."""
@@ -104,6 +106,20 @@ class Gateway:
             task.cancel()
             ticket.release()
 
+    def stream(self, owner: bytes, events: AsyncIterator[bytes], headers: dict[str, str],
+               on_close: Callable[[], None] | None = None) -> EventStream:
+        """An event stream counted among ``owner``'s open streams until it ends."""
+        self.streams[owner] = self.streams.get(owner, 0) + 1
+
+        def closed() -> None:
+            left = self.streams.pop(owner, 1) - 1
+            if left > 0:
+                self.streams[owner] = left
+            if on_close is not None:
+                on_close()
+
+        return EventStream(events, headers=headers, on_close=closed)
+
     async def ready(self) -> bool:
         at, value = self._ready
         if time.monotonic() - at > 2.0:
@@ -120,15 +136,21 @@ def _error(refusal: Refusal, extra: dict[str, str]) -> JSONResponse:
     )
 
 
-async def _read_body(request: Request, cap: int) -> bytes:
+async def _read_body(request: Request, cap: int, within_s: float) -> bytes:
+    """The body, at most ``cap`` bytes, all of it within ``within_s`` seconds."""
     declared = request.headers.get("content-length")
     if declared is not None and (not declared.isdigit() or int(declared) > cap):
         raise Refusal(413, "body_too_large", f"The body exceeds {cap} bytes.")
     body = b""
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > cap:
-            raise Refusal(413, "body_too_large", f"The body exceeds {cap} bytes.")
+    try:
+        async with asyncio.timeout(within_s):
+            async for chunk in request.stream():
+                body += chunk
+                if len(body) > cap:
+                    raise Refusal(413, "body_too_large", f"The body exceeds {cap} bytes.")
+    except TimeoutError:
+        raise Refusal(408, "body_timeout",
+                      f"The body did not arrive within {within_s:g} s.") from None
     return body
 
 
@@ -178,19 +200,24 @@ async def ask(request: Request) -> Response:
         check_token(headers, gateway.config.token)
         visitor = visitor_key(request.headers.items(), client, gateway.config.proxies)
         gateway.limiter.check(visitor)
+        owner = gateway.limiter.key(visitor)
+        if gateway.streams.get(owner, 0) >= limits.visitor_streams:
+            raise Refusal(429, "too_many_streams", "Too many answers open at once; try again "
+                          "when one has ended.",
+                          {"Retry-After": str(limits.queue_full_retry_after_s)})
         try:
-            body = await _read_body(request, limits.body_bytes)
+            body = await _read_body(request, limits.body_bytes, limits.body_read_s)
         except ClientDisconnect:
             raise Refusal(400, "invalid_json", "The body is incomplete.") from None
         visitor_request = parse_body(body, limits)
         if "injection" in gateway.config.grounding:
             if is_injection(visitor_request.question):
-                return EventStream(watch(gateway, request.app.state.feedback,
-                                         refused(gateway, started), None), headers=cors)
+                return gateway.stream(owner, watch(gateway, request.app.state.feedback,
+                                                   refused(gateway, started), None), cors)
             visitor_request = without_injected_turns(visitor_request)
         # Whatever passes, no visitor text may spell a chat-template control token.
         ask_request = neutralise_request(visitor_request)
-        ticket = _admit(gateway, gateway.limiter.key(visitor))
+        ticket = _admit(gateway, owner)
     except Refusal as refusal:
         gateway.metrics.reject(refusal.code)
         return _error(refusal, cors)
@@ -206,17 +233,17 @@ async def ask(request: Request) -> Response:
     # it queues with no passages, and is refused after the rewrite if it still does not.
     if not result.answerable and not rewrites_followup(gateway, ask_request):
         ticket.release()
-        return EventStream(watch(gateway, request.app.state.feedback,
-                                 refused(gateway, started, ask_request.question),
-                                 ask_request.question), headers=cors)
+        return gateway.stream(owner, watch(gateway, request.app.state.feedback,
+                                           refused(gateway, started, ask_request.question),
+                                           ask_request.question), cors)
     if not ticket.active:
         gateway.make_way()
     # The answer releases the place on every path it runs; the response releases it too, for
     # a stream cancelled before the answer's first step.
     answered = answer(gateway, ticket, ask_request,
                       result.hits if result.answerable else (), started)
-    return EventStream(watch(gateway, request.app.state.feedback, answered, ask_request.question),
-                       headers=cors, on_close=ticket.release)
+    return gateway.stream(owner, watch(gateway, request.app.state.feedback, answered,
+                                       ask_request.question), cors, on_close=ticket.release)
 
 
 async def preflight(request: Request) -> Response:

@@ -12,6 +12,15 @@ class Limits:
     """Bounds on what a visitor may send and on what the gateway will wait for."""
 
     body_bytes: int = 32 * 1024
+    body_read_s: float = 10.0
+    """The whole body must arrive within this (408 ``body_timeout``), however slowly it drips."""
+    head_s: float = 10.0
+    """A connection's request line and headers must arrive within this of its opening (or of
+    its previous response), else it is closed: idle and trickling sockets hold no place."""
+    connections: int = 64
+    """Open connections served at once; beyond them uvicorn answers 503."""
+    visitor_streams: int = 4
+    """Event streams one visitor may hold open at once (429 ``too_many_streams``)."""
     question_chars: int = 1_000
     history_exchanges: int = 4
     history_answer_chars: int = 4_000

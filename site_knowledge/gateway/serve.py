@@ -18,9 +18,10 @@ import uvicorn
 from starlette.applications import Starlette
 from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from .app import Gateway, create_app
-from .config import GatewayConfig
+from .config import GatewayConfig, Limits
 from .gaps import Ledger
 from .supervisor import Supervisor
 
