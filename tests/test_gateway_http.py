@@ -18,6 +18,7 @@ import pytest
 from gateway_fixtures import (
     LogRecorder,
     ScriptedUpstream,
+    Stream,
     ThreadedServer,
     ask,
     free_port,
@@ -159,6 +160,27 @@ def test_per_visitor_rate_limit(example_index):
         assert limited.status == 429 and limited.body["error"]["code"] == "rate_limited"
         assert int(limited.headers["retry-after"]) >= 1
         assert metrics(server.url)["rejections"] == {"rate_limited": 1}
+
+
+def test_the_64s_of_one_ipv6_48_share_an_aggregate_limit(example_index):
+    """Finding 10 of issue 33: an IPv6 visitor is a /64, and all the /64s of one /48 share
+    ``network_requests_per_minute``; another /48 is not affected."""
+    limits = Limits(visitor_requests_per_minute=2, network_requests_per_minute=3,
+                    global_requests_per_minute=100)
+    config = GatewayConfig(upstreams=(f"http://127.0.0.1:{free_port()}",), limits=limits,
+                           proxies=ProxyTrust((parse_network("127.0.0.1/32"),)))
+    with ThreadedServer(create_app(example_index, config)) as server:
+        def from_(address: str) -> Stream:
+            return ask(server.url, OFF_TOPIC, headers={"x-forwarded-for": address})
+
+        assert [from_("2001:db8:1:a::1").status, from_("2001:db8:1:a::2").status] == [200, 200]
+        assert from_("2001:db8:1:a::3").body["error"]["code"] == "rate_limited"
+        assert from_("2001:db8:1:b::1").status == 200
+        walked = from_("2001:db8:1:c::1")
+        assert walked.status == 429 and walked.body["error"]["code"] == "network_rate_limited"
+        assert int(walked.headers["retry-after"]) >= 1
+        assert from_("2001:db8:2::1").status == 200
+        assert [from_("198.51.100.1").status, from_("198.51.100.2").status] == [200, 200]
 
 
 def test_a_proxied_visitor_address_reaches_neither_metrics_nor_health_nor_logs(example_index):

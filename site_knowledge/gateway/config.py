@@ -32,6 +32,8 @@ class Limits:
     queue_full_retry_after_s: int = 15
     heartbeat_s: float = 10.0
     visitor_requests_per_minute: int = 20
+    network_requests_per_minute: int = 60
+    """All the IPv6 /64s of one /48 together (429 ``network_rate_limited``)."""
     global_requests_per_minute: int = 240
     upstream_bytes: int = 1 << 20
     upstream_connect_s: float = 5.0

@@ -197,14 +197,19 @@ def parse_body(body: bytes, limits: Limits) -> AskRequest:
 
 
 class RateLimiter:
-    """Sliding one-minute windows per visitor and for everyone together.
+    """Sliding one-minute windows per visitor, per IPv6 /48, and for everyone together.
 
-    Visitors are keyed by a salted hash of their address, kept only while in the window.
+    Visitors are keyed by a salted hash of their address, kept only while in the window. An
+    IPv6 visitor is a /64 (``visitor_key``); the /48 around it (``network_key``: a site's
+    allocation, which holds 65,536 /64s) has an aggregate window of ``per_network``, so one
+    network cannot take the overall limit by walking through its /64s.
     """
 
-    def __init__(self, per_visitor: int, overall: int, window_s: float = 60.0) -> None:
+    def __init__(self, per_visitor: int, overall: int, window_s: float = 60.0,
+                 per_network: int | None = None) -> None:
         self.per_visitor = per_visitor
         self.overall = overall
+        self.per_network = per_network
         self.window_s = window_s
         self._salt = hashlib.sha256(str(time.time_ns()).encode()).digest()
         self._visitors: dict[bytes, deque[float]] = {}
@@ -232,6 +237,18 @@ class RateLimiter:
                 429, "rate_limited", "Too many questions; try again shortly.",
                 {"Retry-After": str(max(retry, 1))},
             )
+        network = network_key(visitor)
+        ours: deque[float] | None = None
+        if network is not None and self.per_network is not None:
+            ours = self._visitors.setdefault(self.key("network " + network), deque())
+            self._trim(ours, now)
+            if len(ours) >= self.per_network:
+                retry = math.ceil(ours[0] + self.window_s - now)
+                raise Refusal(
+                    429, "network_rate_limited",
+                    "Too many questions from your network; try again shortly.",
+                    {"Retry-After": str(max(retry, 1))},
+                )
         if len(self._all) >= self.overall:
             retry = math.ceil(self._all[0] + self.window_s - now)
             raise Refusal(
@@ -239,7 +256,20 @@ class RateLimiter:
                 {"Retry-After": str(max(retry, 1))},
             )
         mine.append(now)
+        if ours is not None:
+            ours.append(now)
         self._all.append(now)
+
+
+def network_key(visitor: str) -> str | None:
+    """The IPv6 /48 around a /64 visitor key, or ``None`` (IPv4, or not an address)."""
+    try:
+        network = ipaddress.ip_network(visitor)
+    except ValueError:
+        return None
+    if network.version != 6 or network.prefixlen < 48:
+        return None
+    return str(network.supernet(new_prefix=48))
 
 
 def _address_key(address: Address) -> str:
