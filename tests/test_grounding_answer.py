@@ -77,7 +77,8 @@ def test_unsupported_sentences_go_and_supported_ones_stay(grounding):
         grounding, "Where does Teo work now?",
         "Teo is a Principal Engineer at Fennec Systems in Vienna. He moved to Munich in 2024.")
     assert result.text == "Teo is a Principal Engineer at Fennec Systems in Vienna."
-    assert not result.grounded and [c.text for c in result.removed] == ["2024", "Munich"]
+    # 2024 is stated beside a move on the site; Munich never is.
+    assert not result.grounded and [c.text for c in result.removed] == ["Munich"]
 
 
 def test_repeated_sentences_are_dropped_without_calling_the_answer_ungrounded(grounding):

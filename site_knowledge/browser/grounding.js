@@ -397,6 +397,20 @@ function* supportSentences(texts) {
   for (const text of texts) for (const [sentence, isPlanted] of planted(text)) yield [sentence.text, isPlanted];
 }
 
+/** supportSentences with the content terms of the clean sentences right before and after each
+ * one in its text: a number's context ("Default: 120" beside "The default value for the
+ * voltage field ..."). */
+function* withNeighbours(texts, tokenizeText) {
+  for (const text of texts) {
+    const found = [...planted(text)].map(([sentence, isPlanted]) => [sentence.text, isPlanted]);
+    const terms = found.map(([sentence, isPlanted]) => (isPlanted ? new Set() : new Set(contentTerms(tokenizeText(sentence)))));
+    for (let i = 0; i < found.length; i++) {
+      const beside = new Set([...(i ? terms[i - 1] : []), ...(i + 1 < terms.length ? terms[i + 1] : [])]);
+      yield [...found[i], beside];
+    }
+  }
+}
+
 /** The numbers `AGE` reads as ages in a text. */
 function statedAges(text) {
   const ages = new Set();
@@ -432,7 +446,7 @@ export class Support {
     this.namesBefore = new Map();
     this.texts = [];
     this.dates = [];
-    for (const [sentence, isPlanted] of supportSentences(texts)) {
+    for (const [sentence, isPlanted, beside] of withNeighbours(texts, tokenizeText)) {
       const terms = new Set(contentTerms(tokenizeText(sentence)));
       if (isPlanted) {
         this.planted.push(terms);
@@ -451,7 +465,7 @@ export class Support {
       const values = numbers(sentence).map(([, value]) => value);
       for (const value of values) {
         if (!this.contexts.has(value)) this.contexts.set(value, []);
-        this.contexts.get(value).push(terms);
+        this.contexts.get(value).push(new Set([...terms, ...beside]));
       }
       const months = new Set(wordsOf(sentence).map(month).filter((m) => m !== null));
       this.dates.push([new Set(values.filter(isYear)), months]);

@@ -110,7 +110,7 @@ class Support:
         self.names_before: dict[str, set[str]] = {}
         self.texts: list[str] = []
         self.dates: list[tuple[frozenset[int], frozenset[str]]] = []
-        for sentence, is_planted in _sentences(texts):
+        for sentence, is_planted, beside in _with_neighbours(texts, tokenize):
             terms = frozenset(_content_terms(tokenize(sentence)))
             if is_planted:
                 self.planted.append(terms)
@@ -125,7 +125,7 @@ class Support:
                     self.names_before.setdefault(fold(following), set()).add(word)
             values = [value for _, value in numbers(sentence)]
             for value in values:
-                self.contexts.setdefault(value, []).append(terms)
+                self.contexts.setdefault(value, []).append(terms | beside)
             stated_years = frozenset(int(v) for v in values if _is_year(v))
             self.dates.append((stated_years, frozenset(
                 m for w in WORD.findall(sentence) if (m := _month(w)) is not None)))
@@ -142,7 +142,8 @@ class Support:
 
     def has_number(self, value: float, claim_terms: frozenset[str], computed: bool = True
                    ) -> bool:
-        """The number is stated in a sentence sharing a term other than a unit (``UNITS``)
+        """The number is stated in a sentence (read with the sentences right before and after it
+        in its text) sharing a term other than a unit (``UNITS``)
         with the claiming sentence, or is the sum or difference of two numbers (not years)
         that a sentence sharing ``ARITHMETIC_SHARED`` such terms with it states ("the nightly
         build went from about 9 hours to under 3" supports "partitioning saved the nightly
@@ -234,6 +235,21 @@ def _sentences(texts: Iterable[str]) -> Iterable[tuple[str, bool]]:
     for text in texts:
         for sentence, is_planted in planted(text):
             yield sentence.text, is_planted
+
+
+def _with_neighbours(texts: Iterable[str], tokenize: Callable[[str], list[str]]
+                     ) -> Iterable[tuple[str, bool, frozenset[str]]]:
+    """``_sentences`` with the content terms of the clean sentences right before and after
+    each one in its text: a number's context ("Default: 120" between a setting's name and
+    "The default value for the voltage field ...", as documentation writes settings)."""
+    for text in texts:
+        found = [(s.text, is_planted) for s, is_planted in planted(text)]
+        terms = [frozenset() if is_planted else frozenset(_content_terms(tokenize(sentence)))
+                 for sentence, is_planted in found]
+        for i, (sentence, is_planted) in enumerate(found):
+            before = terms[i - 1] if i else frozenset()
+            after = terms[i + 1] if i + 1 < len(terms) else frozenset()
+            yield sentence, is_planted, before | after
 
 
 def _adjacent_words(text: str) -> Iterable[tuple[str, str, int]]:
