@@ -10,6 +10,7 @@ import { neutralise, neutraliseTurn } from "./control_text.js";
 import { runSearchOnly } from "./engines/search.js";
 import { isInjection } from "./grounding.js";
 import { buildMessages, fitEvidence, fitHistory, freezeAnswer, passageOf } from "./prompt.js";
+import { legible } from "./launcher.js";
 import { retrievalQuery } from "./retrieval.js";
 
 const ENGINES = { gateway: runGateway, webllm: runWebLLM, wllama: runWllama, search: runSearchOnly };
@@ -226,7 +227,8 @@ class ChatBox {
     });
     document.head.append(sheet);
     this.status = el("div", { class: "skn-status", role: "status", "aria-live": "polite" });
-    this.log = el("div", { class: "skn-log", role: "log", "aria-live": "polite", "aria-label": "Conversation" });
+    // tabindex: the conversation scrolls, so a keyboard must be able to reach it.
+    this.log = el("div", { class: "skn-log", role: "log", "aria-live": "polite", "aria-label": "Conversation", tabindex: "0" });
     this.input = el("textarea", {
       id: "skn-input",
       rows: "2",
@@ -255,7 +257,7 @@ class ChatBox {
     );
     this.box = el(
       "section",
-      { class: "skn-box", role: "dialog", "aria-modal": "false", "aria-labelledby": "skn-title", hidden: "" },
+      { class: "skn-box", role: "dialog", "aria-modal": "true", "aria-labelledby": "skn-title", hidden: "" },
       el(
         "header",
         {},
@@ -268,10 +270,18 @@ class ChatBox {
     );
     this.box.addEventListener("keydown", (e) => {
       if (e.key === "Escape") this.close();
+      else if (e.key === "Tab") this.trapFocus(e);
     });
     this.wrapper = el("div", { id: "site-knowledge", class: "skn-root" }, this.box);
     document.body.append(this.wrapper);
-    const scheme = () => this.wrapper.classList.toggle("skn-dark", isDark());
+    const scheme = () => {
+      this.wrapper.classList.toggle("skn-dark", isDark());
+      this.styled.then(() => {
+        legible(this.wrapper);
+        const launcher = document.querySelector(".skn-launch");
+        if (launcher) legible(launcher, { links: false });
+      });
+    };
     scheme();
     const observer = new MutationObserver(scheme);
     observer.observe(document.body, { attributes: true, attributeFilter: ["data-md-color-scheme"] });
@@ -319,6 +329,23 @@ class ChatBox {
     this.lockPage();
     this.input.focus({ preventScroll: true });
     return this;
+  }
+
+  /** Tab and Shift+Tab go round the open box's controls and never leave it. */
+  trapFocus(event) {
+    const focusable = [...this.box.querySelectorAll("a[href], button, textarea, [tabindex='0']")].filter(
+      (n) => !n.disabled && n.offsetParent !== null,
+    );
+    if (!focusable.length) return;
+    const first = focusable[0];
+    const last = focusable.at(-1);
+    if (event.shiftKey && document.activeElement === first) {
+      event.preventDefault();
+      last.focus();
+    } else if (!event.shiftKey && document.activeElement === last) {
+      event.preventDefault();
+      first.focus();
+    }
   }
 
   /** Full screen (phones), the page behind must not scroll under the visitor's finger. */

@@ -28,7 +28,8 @@ if (config && !window.siteKnowledge) {
   style.textContent =
     ".skn-launch{position:fixed;right:1rem;bottom:1rem;z-index:5;border:0;border-radius:2rem;" +
     "padding:.6rem 1rem;font:600 .9rem/1 system-ui,sans-serif;cursor:pointer;" +
-    "background:var(--md-primary-fg-color,#3f51b5);color:var(--md-primary-bg-color,#fff);" +
+    "--skn-accent:var(--md-primary-fg-color,#3f51b5);--skn-accent-fg:var(--md-primary-bg-color,#fff);" +
+    "background:var(--skn-accent);color:var(--skn-accent-fg);" +
     "box-shadow:0 2px 8px #0004}.skn-launch:focus-visible{outline:3px solid #ffb300;outline-offset:2px}";
   document.head.append(style);
 
@@ -41,6 +42,7 @@ if (config && !window.siteKnowledge) {
   button.addEventListener("click", api.open);
   const attach = () => {
     if (!button.isConnected) document.body.append(button);
+    legible(button, { links: false });
   };
   attach();
   document.addEventListener("keydown", (event) => {
@@ -54,4 +56,51 @@ if (config && !window.siteKnowledge) {
     window.document$.subscribe(attach);
   }
   window.addEventListener("popstate", attach);
+}
+
+/** The site's colours, made legible: the accent (taken from the theme) darkened or lightened
+ * until its text reads on it, and the links until they read on the box's backgrounds, each
+ * to WCAG AA's 4.5:1. The site's palette is its own; the box must be readable on any. */
+export function legible(root, { links = true } = {}) {
+  root.style.removeProperty("--skn-accent");
+  root.style.removeProperty("--skn-link");
+  const probe = document.createElement("span");
+  probe.hidden = true;
+  root.append(probe);
+  const read = (value) => {
+    probe.style.color = value;
+    const m = getComputedStyle(probe).color.match(/[\d.]+/g);
+    return m ? m.slice(0, 3).map(Number) : [0, 0, 0];
+  };
+  const accent = read("var(--skn-accent)");
+  const accentText = read("var(--skn-accent-fg)");
+  const link = links && read("var(--skn-link)");
+  const backgrounds = links && [read("var(--skn-bg)"), read("var(--skn-soft)")];
+  probe.remove();
+  const fixed = (colour, against) => {
+    const towards = luminance(against[0]) > 0.18 ? [0, 0, 0] : [255, 255, 255];
+    let c = colour;
+    for (let step = 0; step < 20 && Math.min(...against.map((a) => contrast(c, a))) < 4.5; step++) {
+      c = c.map((v, i) => Math.round(v + (towards[i] - v) * 0.1));
+    }
+    return c === colour ? null : `rgb(${c.join(", ")})`;
+  };
+  // The accent is a background under its own text: move it away from that text's lightness.
+  const accentFixed = fixed(accent, [accentText]);
+  if (accentFixed) root.style.setProperty("--skn-accent", accentFixed);
+  const linkFixed = links && fixed(link, backgrounds);
+  if (linkFixed) root.style.setProperty("--skn-link", linkFixed);
+}
+
+function luminance(rgb) {
+  const [r, g, b] = rgb.map((v) => {
+    const c = v / 255;
+    return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+  });
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+}
+
+function contrast(a, b) {
+  const [hi, lo] = [luminance(a), luminance(b)].sort((x, y) => y - x);
+  return (hi + 0.05) / (lo + 0.05);
 }

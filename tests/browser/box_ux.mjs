@@ -202,5 +202,103 @@ scenarios.phone = async function phone() {
   );
 };
 
+const AXE = new URL("../../node_modules/axe-core/axe.min.js", import.meta.url).pathname;
+
+/** Keyboard only, from Ctrl+K to a cited link, with an axe-core audit of the page with the box
+ * open and answered (axe from node_modules, injected locally). ARG: JSON {gateway, question}. */
+scenarios.a11y = async function a11y() {
+  const { gateway, question } = JSON.parse(arg);
+  return withSite(async ({ server, session, page }) => {
+    await override(page, { gateways: [gateway], engines: ["gateway"] });
+    await page.goto(server.url);
+    await page.waitForFunction(() => window.siteKnowledge);
+    const active = () =>
+      page.evaluate(() => {
+        const a = document.activeElement;
+        return {
+          inBox: Boolean(a && a.closest("#site-knowledge")),
+          launcher: a === document.querySelector(".skn-launch"),
+          id: a && a.id,
+          cited: Boolean(a && a.matches(".skn-cited a")),
+          href: a && a.href,
+        };
+      });
+    // Open from the launcher with the keyboard; Escape gives focus back to it.
+    await page.locator(".skn-launch").focus();
+    await page.keyboard.press("Enter");
+    await page.locator(".skn-box").waitFor({ state: "visible" });
+    const openedFocus = await active();
+    await page.keyboard.press("Escape");
+    const closedFocus = await active();
+    const hiddenAfterEscape = await page.locator(".skn-box").isHidden();
+
+    await page.keyboard.press("Control+k");
+    await page.locator(".skn-box").waitFor({ state: "visible" });
+    await page.keyboard.type("first line");
+    await page.keyboard.press("Shift+Enter");
+    await page.keyboard.type("second line");
+    const multiline = await page.locator("#skn-input").inputValue();
+    const exchangesBeforeSubmit = await page.locator(".skn-exchange").count();
+    await page.keyboard.press("Control+a");
+    await page.keyboard.press("Backspace");
+    await page.keyboard.type(question);
+    await page.keyboard.press("Enter");
+    await page.locator(".skn-exchange:last-child .skn-tools:not([hidden])").waitFor({ timeout: 120000 });
+    const liveRegion = await page.locator(".skn-exchange:last-child .skn-text").evaluate((n) => {
+      const region = n.closest("[aria-live]");
+      return region && { live: region.getAttribute("aria-live"), role: region.getAttribute("role") };
+    });
+
+    await page.addScriptTag({ path: AXE });
+    const audit = (context) =>
+      page.evaluate(async (c) => {
+        const found = await window.axe.run(c || document, { resultTypes: ["violations"] });
+        return found.violations.map((v) => ({
+          id: v.id,
+          impact: v.impact,
+          help: v.help,
+          targets: v.nodes.map((n) => n.target.join(" ")),
+        }));
+      }, context);
+    const pageAudit = await audit(null);
+    const boxAudit = await audit({ include: [["#site-knowledge"], [".skn-launch"]] });
+
+    // Focus stays in the open box, forwards and backwards.
+    const trapped = [];
+    for (const key of ["Tab", "Shift+Tab"]) {
+      await page.locator("#skn-input").focus();
+      for (let i = 0; i < 25; i++) {
+        await page.keyboard.press(key);
+        trapped.push((await active()).inBox);
+      }
+    }
+
+    // From the input, backwards to the first cited link, and follow it.
+    await page.locator("#skn-input").focus();
+    let reached = null;
+    for (let i = 0; i < 30 && !reached; i++) {
+      await page.keyboard.press("Shift+Tab");
+      const a = await active();
+      if (a.cited) reached = { presses: i + 1, href: a.href };
+    }
+    let followed = null;
+    if (reached) {
+      await page.keyboard.press("Enter");
+      await page.waitForURL((u) => u.href !== server.url, { timeout: 15000 });
+      followed = page.url();
+    }
+    const labels = await page.evaluate(() =>
+      [...document.querySelectorAll("#site-knowledge button, #site-knowledge textarea")].map((n) => ({
+        tag: n.tagName,
+        name: n.getAttribute("aria-label") || (n.labels && n.labels[0] && n.labels[0].textContent) || n.textContent,
+      })),
+    );
+    return {
+      openedFocus, closedFocus, hiddenAfterEscape, multiline, exchangesBeforeSubmit, liveRegion, pageAudit, boxAudit,
+      trapped, reached, followed, labels, offsite: session.offsite,
+    };
+  });
+};
+
 const result = await scenarios[scenario]();
 console.log(JSON.stringify(result));
