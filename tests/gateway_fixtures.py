@@ -320,6 +320,8 @@ class ScriptedUpstream:
 
     def __init__(self) -> None:
         self.mode = "ok"
+        self.script: list[bytes] | None = None
+        """Played instead of ``SCRIPTS[mode]`` when set (the fuzz test's generated replies)."""
         self.route_mode = "malformed_json"
         self.check_mode = "does_not_answer"
         self.rewrite_mode = "kestrel"
@@ -369,8 +371,8 @@ class ScriptedUpstream:
         schema = self.requests[-1].get("response_format", {}).get("json_schema", {})
         script = {"route": ROUTE_SCRIPTS[self.route_mode],
                   "check": ROUTE_SCRIPTS[self.check_mode],
-                  "question": REWRITE_SCRIPTS[self.rewrite_mode]}.get(schema.get("name"),
-                                                                     SCRIPTS[self.mode])
+                  "question": REWRITE_SCRIPTS[self.rewrite_mode]}.get(
+            schema.get("name"), SCRIPTS[self.mode] if self.script is None else self.script)
 
         async def body() -> Iterator[bytes]:  # type: ignore[misc]
             for part in script:
