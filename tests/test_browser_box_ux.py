@@ -6,11 +6,14 @@ Scenarios live in tests/browser/box_ux.mjs; each test runs one and asserts on wh
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from browser_sites import build_example_site, require_browser, run_node
 from gateway_fixtures import (
@@ -18,6 +21,7 @@ from gateway_fixtures import (
     MODEL,
     ScriptedUpstream,
     ThreadedServer,
+    ask,
     free_port,
     start_llama,
 )
@@ -28,6 +32,8 @@ from site_knowledge.gateway.gaps import Ledger
 from site_knowledge.retrieval import load_index
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+SCREENSHOTS = Path(__file__).resolve().parents[1] / "docs" / "assets" / "screenshots"
 
 
 @pytest.fixture(scope="module")
@@ -213,3 +219,53 @@ def test_keyboard_only_from_ctrl_k_to_a_cited_link_with_no_serious_axe_violation
     reached = result["reached"]
     assert reached is not None, "no cited link reachable with Shift+Tab from the input"
     assert result["followed"] == reached["href"], "Enter follows the cited link"
+
+
+def test_screenshot_of_the_box_answering_on_a_phone(example_site: Path) -> None:
+    """Search only, as the desktop screenshots (tests/test_browser_box.py): what the box shows
+    is then the site's own text, not a small test model's."""
+    path = SCREENSHOTS / "chat-box-phone.png"
+    shot = scenario("phone_shot", example_site, json.dumps(
+        {"question": "What projects has Teo built?", "path": str(path)}))
+    assert shot["offsite"] == []
+    assert shot["answer"].strip()
+    assert path.stat().st_size > 10_000
+
+
+# Questions about Teo the example site cannot answer (the scripted model declines them), and
+# two it has nothing near at all (the gate refuses them).
+UNANSWERED = ["Does Teo have a podcast?", "What is Teo's phone number?",
+              "Which conference talks has Teo given?", "Is Teo available for freelance work?"]
+OFF_SITE = ["What is the best recipe for banana bread?", "How tall is Mount Everest?"]
+
+
+def test_screenshot_of_the_content_gap_report(example_site: Path, tmp_path: Path) -> None:
+    """A gateway (the real one, a scripted model) counts what it could not answer; the report
+    it prints, shown as a terminal shows it."""
+    index = load_index(example_site)
+    upstream = ScriptedUpstream()
+    config = GatewayConfig(upstreams=(), limits=Limits(visitor_requests_per_minute=10_000,
+                                                       global_requests_per_minute=10_000))
+    with ThreadedServer(upstream.app) as llama, ThreadedServer(create_app(
+            index, replace(config, upstreams=(llama.url,)), ledger=Ledger(tmp_path))) as gw:
+        for question in OFF_SITE:
+            assert ask(gw.url, question).terminal["refusal"] == "gate"
+        upstream.mode = "declines"
+        for question in UNANSWERED:
+            ask(gw.url, question)
+        upstream.mode = "ok"
+        for question, vote in (("What is slotmeter?", "down"), ("What is slotmeter for?", "up")):
+            answered = ask(gw.url, question)
+            httpx.post(gw.url + "/api/feedback", json={"id": answered.answer_id, "vote": vote},
+                       timeout=30).raise_for_status()
+    report = subprocess.run([sys.executable, "-m", "site_knowledge.cli", "report",
+                             "--state-dir", str(tmp_path)],
+                            capture_output=True, text=True, check=True).stdout
+    assert "Projects > slotmeter" in report
+    assert not [q for q in UNANSWERED + OFF_SITE if q in report]
+    path = SCREENSHOTS / "content-gap-report.png"
+    shot = scenario("text_shot", example_site, json.dumps(
+        {"text": "$ site-knowledge report\n" + report.rstrip(), "title": "report",
+         "path": str(path)}))
+    assert shot["offsite"] == []
+    assert path.stat().st_size > 5_000

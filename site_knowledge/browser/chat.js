@@ -159,8 +159,9 @@ class ExchangeView {
       said.textContent = (await copyText(markdown)) ? "Copied." : "Copying is not allowed here.";
     });
     const buttons = [];
-    const thumb = (value, label, glyph) => {
-      const button = el("button", { type: "button", class: `skn-vote skn-${value}`, "aria-label": label, "aria-pressed": "false", title: label }, glyph);
+    // Words, not emoji: they read the same everywhere, to everyone (and to screen readers).
+    const thumb = (value, label) => {
+      const button = el("button", { type: "button", class: `skn-vote skn-${value}`, "aria-pressed": "false" }, label);
       button.addEventListener("click", async () => {
         const ok = await vote(value);
         if (ok) for (const b of buttons) b.setAttribute("aria-pressed", String(b === button));
@@ -169,12 +170,7 @@ class ExchangeView {
       buttons.push(button);
       return button;
     };
-    this.tools.replaceChildren(
-      copy,
-      vote ? thumb("up", "Good answer", "👍") : null,
-      vote ? thumb("down", "Bad answer", "👎") : null,
-      said,
-    );
+    this.tools.replaceChildren(copy, ...(vote ? [thumb("up", "Good answer"), thumb("down", "Bad answer")] : []), said);
     this.tools.hidden = false;
   }
 }
@@ -232,7 +228,7 @@ class ChatBox {
     this.input = el("textarea", {
       id: "skn-input",
       rows: "2",
-      placeholder: "Ask about this site. Type “forget” to clear the conversation.",
+      placeholder: "Ask about this site (“forget” clears the chat)",
       onkeydown: (e) => {
         if (e.key === "Enter" && !e.shiftKey) {
           e.preventDefault();

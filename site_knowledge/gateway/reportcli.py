@@ -74,8 +74,9 @@ def render(summary: dict[str, Any], kept: list[dict[str, Any]], days: int, top: 
         lines.append("(nothing counted)")
     lines += ["", f"{'refused':>7}{'declined':>10}{'down':>6}{'up':>5}  place"]
     for place in summary["places"][:top]:
+        label = place["label"] if len(place["label"]) <= 48 else place["label"][:47] + "…"
         lines.append(f"{place['refused']:>7}{place['declined']:>10}{place['down']:>6}"
-                     f"{place['up']:>5}  {place['label']}  ({place['url'] or '/'})")
+                     f"{place['up']:>5}  {label}  ({place['url'] or '/'})")
     if kept:
         lines += ["", f"Kept questions ({len(kept)}, each deleted when its time is up):"]
         for q in kept:

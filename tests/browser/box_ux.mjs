@@ -2,6 +2,8 @@
 // The chat box as a visitor uses it (issue 36): typing, sources while the answer streams, copy
 // and votes, phones, accessibility. Debian's chromium, loopback only; prints one JSON line that
 // tests/test_browser_box_ux.py asserts on.
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
 import { launch, openBox, serveStatic } from "./harness.mjs";
 import { closedPort } from "./stub_gateway.mjs";
 
@@ -129,7 +131,7 @@ scenarios.copy_vote = async function copyVote() {
     await last.getByRole("button", { name: "Bad answer" }).click();
     await last.locator(".skn-said", { hasText: "Thanks for the feedback." }).waitFor();
     const pressed = await last.locator(".skn-vote").evaluateAll((bs) =>
-      bs.map((b) => [b.getAttribute("aria-label"), b.getAttribute("aria-pressed")]),
+      bs.map((b) => [b.textContent, b.getAttribute("aria-pressed")]),
     );
     return { answer, copied, feedback, pressed, offsite: session.offsite, errors: session.consoleErrors };
   });
@@ -137,13 +139,15 @@ scenarios.copy_vote = async function copyVote() {
 
 /** A phone (390×844, touch): the box opens full screen with its input in view, closes with
  * its button and with Escape, and the page works again afterwards. */
-scenarios.phone = async function phone() {
-  const device = {
+const PHONE = {
     isMobile: true,
     hasTouch: true,
     deviceScaleFactor: 3,
     userAgent: "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Mobile Safari/537.36",
-  };
+};
+
+scenarios.phone = async function phone() {
+  const device = PHONE;
   return withSite(
     async ({ server, session, page }) => {
       await override(page, { engines: ["search"] });
@@ -298,6 +302,49 @@ scenarios.a11y = async function a11y() {
       trapped, reached, followed, labels, offsite: session.offsite,
     };
   });
+};
+
+/** Screenshot of the box answering on a phone (search only). ARG: JSON {question, path}. */
+scenarios.phone_shot = async function phoneShot() {
+  const { question, path } = JSON.parse(arg);
+  return withSite(
+    async ({ server, session, page }) => {
+      await override(page, { engines: ["search"] });
+      await page.goto(server.url);
+      await page.waitForFunction(() => window.siteKnowledge);
+      await page.locator(".skn-launch").tap();
+      await page.locator(".skn-box").waitFor({ state: "visible" });
+      await page.locator("#skn-input").fill(question);
+      await page.keyboard.press("Enter");
+      await page.locator(".skn-exchange:last-child .skn-tools:not([hidden])").waitFor({ timeout: 180000 });
+      await page.locator("#skn-input").blur();
+      await page.waitForTimeout(1700); // the loading bars go
+      mkdirSync(dirname(path), { recursive: true });
+      await page.screenshot({ path });
+      const answer = await page.locator(".skn-exchange:last-child .skn-text").innerText();
+      return { path, answer, offsite: session.offsite };
+    },
+    { viewport: { width: 390, height: 844 }, device: PHONE },
+  );
+};
+
+/** Screenshot of a command's text output, as a terminal shows it. ARG: JSON {text, title, path}. */
+scenarios.text_shot = async function textShot() {
+  const { text, title, path } = JSON.parse(arg);
+  const session = await launch({ viewport: { width: 1400, height: 300 } });
+  try {
+    const page = session.page;
+    await page.setContent(
+      `<!doctype html><title>${title}</title><body style="margin:0;background:#1e2129">` +
+        `<pre style="margin:0;padding:18px 22px;color:#e6e8ee;font:14px/1.45 'DejaVu Sans Mono',monospace"></pre></body>`,
+    );
+    await page.locator("pre").evaluate((n, t) => (n.textContent = t), text);
+    mkdirSync(dirname(path), { recursive: true });
+    await page.locator("pre").screenshot({ path });
+    return { path, offsite: session.offsite };
+  } finally {
+    await session.close();
+  }
 };
 
 const result = await scenarios[scenario]();
