@@ -88,7 +88,7 @@ def test_gaps_are_counted_per_nearest_place_and_no_question_is_kept(
     assert main(["report", "--state-dir", str(tmp_path), "--days", "3650"]) == 0
     printed = capsys.readouterr().out
     assert re.search(rf"^{day_of(clock.now)} +1 +1 +{len(cited)} +0$", printed, re.MULTILINE)
-    assert first_read["title"] in printed
+    assert f"({first_read['url'] or '/'})" in printed
     assert not [q for q in QUESTIONS if q in printed]
     assert main(["report", "--state-dir", str(tmp_path), "--days", "3650", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["kept_questions"] == []
@@ -122,3 +122,18 @@ def test_a_gateway_without_keep_questions_deletes_what_an_earlier_one_kept(
     Ledger(tmp_path, clock=clock)
     assert not (tmp_path / QUESTIONS_FILE).exists()
     assert all(OFF_TOPIC not in p.read_text(encoding="utf-8") for p in tmp_path.iterdir())
+
+
+def test_a_state_folder_that_cannot_be_written_never_breaks_an_answer(example_index, scripted,
+                                                                      tmp_path: Path) -> None:
+    _, url = scripted
+    state = tmp_path / "state"
+    ledger = Ledger(state)
+    state.write_text("", encoding="utf-8")  # the folder becomes a file while the gateway runs
+    config = GatewayConfig(upstreams=(url,), limits=GENEROUS)
+    with LogRecorder() as recorder, ThreadedServer(
+            create_app(example_index, config, ledger=ledger)) as server:
+        stream = ask(server.url, OFF_TOPIC)
+    assert stream.terminal is not None and stream.terminal["refusal"] == "gate"
+    assert [line for line in recorder.lines if "content-gap counts not written" in line]
+    assert not [line for line in recorder.lines if OFF_TOPIC in line]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import tempfile
 import time
@@ -33,6 +34,7 @@ KINDS = ("refused", "declined", "down", "up")
 GAPS = ("refused", "declined", "down")
 """The kinds that mark a gap (an up vote marks the opposite)."""
 DAY_S = 86_400
+log = logging.getLogger(__name__)
 
 
 def default_state_dir() -> Path:
@@ -100,6 +102,8 @@ class Ledger:
             saved = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             return
+        except ValueError as error:
+            raise ValueError(f"{path}: not a content-gap file ({error})") from None
         self.days = {day: {kind: dict(places) for kind, places in kinds.items()}
                      for day, kinds in saved.get("days", {}).items()}
         self.labels = dict(saved.get("labels", {}))
@@ -115,13 +119,21 @@ class Ledger:
         self.labels[place.url] = place.label
         if self.directory is None:
             return
-        _write_atomically(self.directory / COUNTS_FILE, json.dumps(
+        try:
+            self._write(self.directory, now, kind, place, question)
+        except OSError as error:  # counting never breaks an answer's stream
+            log.warning("content-gap counts not written to %s: %s", self.directory,
+                        error.strerror or type(error).__name__)
+
+    def _write(self, directory: Path, now: float, kind: str, place: Place,
+               question: str | None) -> None:
+        _write_atomically(directory / COUNTS_FILE, json.dumps(
             {"version": 1, "days": self.days, "labels": self.labels}, indent=1, sort_keys=True))
         if question is not None and self.keep_questions_days and kind in ("refused", "declined"):
             self.prune_questions()
             line = {"at": round(now), "until": round(now + self.keep_questions_days * DAY_S),
                     "kind": kind, "url": place.url, "question": question}
-            with (self.directory / QUESTIONS_FILE).open("a", encoding="utf-8") as out:
+            with (directory / QUESTIONS_FILE).open("a", encoding="utf-8") as out:
                 out.write(json.dumps(line, ensure_ascii=False) + "\n")
 
     def prune_questions(self) -> None:
