@@ -128,9 +128,8 @@ def test_gh_deploy_pushes_a_site_whose_box_answers_on_the_cpu(
     result = run_node("deploy.mjs", "local_engine",
                       json.dumps({"siteDir": str(pages), "question": QUESTION}))
     assert result["offsite"] == [] and result["missing"] == []
-    answer = result["answer"]
-    assert answer["engine"] == "wllama" and not answer["refused"], result["text"]
-    assert answer["text"].strip()
+    answer = result["answer"]  # what grounding then keeps of it is test_browser_box's concern
+    assert answer["engine"] == "wllama" and answer["text"].strip(), result["text"]
     assert "cannot be reached" in result["text"]
     assert "Answered by smollm2-135m-instruct-q8_0 on this device's CPU (wllama" in result["text"]
     served = set(result["served"])
