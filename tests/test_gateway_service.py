@@ -118,3 +118,25 @@ def test_bad_service_requests_are_named(tmp_path: Path, args: list[str], message
 ])
 def test_systemd_quote(word: str, quoted: str) -> None:
     assert systemd_quote(word) == quoted
+
+
+def test_the_shipped_unit_templates_state_their_mode() -> None:
+    """The hand-installed templates (``gateway/templates``) run the gateway in private mode,
+    said on their command line: their command parses with today's flags."""
+    import argparse
+    import shlex
+
+    from site_knowledge.gateway.cli import register
+
+    templates = Path(__file__).resolve().parents[1] / "site_knowledge" / "gateway" / "templates"
+    unit = (templates / "site-knowledge-gateway.service").read_text(encoding="utf-8")
+    exec_start = next(line for line in unit.splitlines() if line.startswith("ExecStart="))
+    systemd_args = shlex.split(exec_start)[1:]
+    job = plistlib.loads((templates / "ai.site-knowledge.gateway.plist").read_bytes())
+    launchd_args = job["ProgramArguments"][1:]
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers(dest="command", required=True))
+    for args in (systemd_args, launchd_args):
+        parsed = parser.parse_args([a.replace("@GATEWAY_PORT@", "8787").replace("@", "")
+                                    for a in args])
+        assert parsed.command == "gateway" and parsed.mode == "private"
