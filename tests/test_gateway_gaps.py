@@ -14,10 +14,11 @@ import httpx
 import pytest
 from gateway_fixtures import LogRecorder, ThreadedServer, ask, metrics
 
-from site_knowledge.cli import main
+from site_knowledge.cli import build_parser, main
 from site_knowledge.gateway.app import create_app
 from site_knowledge.gateway.config import GatewayConfig, Limits
 from site_knowledge.gateway.gaps import DAY_S, QUESTIONS_FILE, Ledger, Place, day_of, kept_questions
+from site_knowledge.gateway.reportcli import ledger_from
 
 TOKEN = "s3cret"
 AUTH = {"authorization": f"Bearer {TOKEN}"}
@@ -137,3 +138,17 @@ def test_a_state_folder_that_cannot_be_written_never_breaks_an_answer(example_in
     assert stream.terminal is not None and stream.terminal["refusal"] == "gate"
     assert [line for line in recorder.lines if "content-gap counts not written" in line]
     assert not [line for line in recorder.lines if OFF_TOPIC in line]
+
+
+def test_the_flags_keep_no_question_unless_asked(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
+    common = ["gateway", "--mode", "public", "--artifact", str(tmp_path), "--upstream", "http://x"]
+    default = ledger_from(build_parser().parse_args(common))
+    assert default.directory == tmp_path / "xdg" / "site-knowledge"
+    assert default.keep_questions_days is None
+    kept = ledger_from(build_parser().parse_args(
+        [*common, "--state-dir", str(tmp_path / "s"), "--keep-questions", "14"]))
+    assert (kept.directory, kept.keep_questions_days) == (tmp_path / "s", 14)
+    with pytest.raises(SystemExit):
+        ledger_from(build_parser().parse_args([*common, "--keep-questions", "0"]))
