@@ -192,7 +192,7 @@ def test_on_a_phone_the_box_is_full_screen_and_closes_back_to_a_usable_page(
 def test_keyboard_only_from_ctrl_k_to_a_cited_link_with_no_serious_axe_violation(
         example_site: Path, scripted_gateway: tuple[str, int, Ledger]) -> None:
     """axe-core (node_modules, injected locally) audits the example page with the box open and
-    answered. The box and its launcher have no serious or critical violation; the page's own
+    answered. The box and its launcher have no violation at all; the page's own
     (Material's search dialog without a name, the teal palette's contrast) belong to the theme
     and are listed, not asserted away: none of them is in the box."""
     gateway, port, _ = scripted_gateway
@@ -211,9 +211,8 @@ def test_keyboard_only_from_ctrl_k_to_a_cited_link_with_no_serious_axe_violation
     assert {label["name"] for label in result["labels"]} >= {
         "Close", "Copy the answer as Markdown", "Good answer", "Bad answer", "Your question",
         "Ask"}
+    assert result["boxAudit"] == [], "no violation of any impact in the box or the launcher"
     serious = ("serious", "critical")
-    ours = [(v["id"], v["targets"]) for v in result["boxAudit"] if v["impact"] in serious]
-    assert ours == [], ours
     in_page = {t for v in result["pageAudit"] if v["impact"] in serious for t in v["targets"]}
     assert not [t for t in in_page if "skn" in t], "the whole-page audit agrees"
     reached = result["reached"]

@@ -255,8 +255,8 @@ class ChatBox {
       "section",
       { class: "skn-box", role: "dialog", "aria-modal": "true", "aria-labelledby": "skn-title", hidden: "" },
       el(
-        "header",
-        {},
+        "div", // not <header>: inside the dialog it would be a second banner landmark
+        { class: "skn-head" },
         el("h2", { id: "skn-title" }, "Ask this site"),
         el("button", { type: "button", class: "skn-close", "aria-label": "Close", onclick: () => this.close() }, "×"),
       ),
