@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from evals.retrieval_sets import SETS
-from evals.sites import SITES, build
+from evals.sites import SITES, build, build_arguments, parse_build_arguments
 from site_knowledge.retrieval.gate import OPEN_GATE
 
 if TYPE_CHECKING:
@@ -209,11 +209,10 @@ def premise_table(results: Sequence[Premises]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--site", choices=sorted(SITES), action="append",
-                        help="only these sites (repeatable; default: all four)")
-    parser.add_argument("--sites", type=Path, help="build the sites here (kept)")
-    parser.add_argument("--reuse", action="store_true", help="measure the sites built in --sites")
+                        help="only these sites (repeatable; default: all)")
+    build_arguments(parser)
     parser.add_argument("--out", type=Path, help="also write the report here (Markdown)")
-    args = parser.parse_args(argv)
+    args = parse_build_arguments(parser, argv)
     items = load()
     names = args.site or list(SITES)
     outcomes: list[Outcome] = []

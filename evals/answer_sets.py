@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from evals.sites import REPO, SITES, build
+from evals.sites import REPO, SITES, build, build_arguments, parse_build_arguments
 from site_knowledge.evals.report import slug
 
 BIN = Path(sys.executable).parent
@@ -109,16 +109,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--site", choices=sorted(ANSWER_SETS), action="append",
                         help="only these sites (repeatable; default: all five)")
-    parser.add_argument("--sites", type=Path, help="build the sites here (kept)")
-    parser.add_argument("--reuse", action="store_true", help="use the sites built in --sites")
+    build_arguments(parser)
     parser.add_argument("--preset", default="qwen2.5-coder-1.5b", help="model preset")
     parser.add_argument("--only", action="append", default=[],
                         help="only these categories or ids (repeatable)")
     parser.add_argument("--port", type=int, default=8790, help="gateway port (+1 llama, +2 site)")
     parser.add_argument("--out", type=Path, default=REPO / "evals" / "reports")
-    args = parser.parse_args(argv)
-    if args.reuse and not args.sites:
-        parser.error("--reuse needs --sites")
+    args = parse_build_arguments(parser, argv)
     names = args.site or list(ANSWER_SETS)
     written: list[Path] = []
     with tempfile.TemporaryDirectory() as tmp:

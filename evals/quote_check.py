@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from evals.affirmation_check import SiteReader
 from evals.retrieval_sets import SETS, EvalSet
-from evals.sites import SITES, build
+from evals.sites import SITES, build, build_arguments, parse_build_arguments
 
 
 @dataclass(frozen=True)
@@ -97,11 +97,8 @@ def table(rows: Sequence[QuoteCounts]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--sites", type=Path, help="build the sites here (kept)")
-    parser.add_argument("--reuse", action="store_true", help="measure the sites built in --sites")
-    args = parser.parse_args(argv)
-    if args.reuse and not args.sites:
-        parser.error("--reuse needs --sites")
+    build_arguments(parser)
+    args = parse_build_arguments(parser, argv)
     sets = [s for s in SETS if s.name != "battery-v1"]
     rows: list[QuoteCounts] = []
     with tempfile.TemporaryDirectory() as tmp:

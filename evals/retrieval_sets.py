@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from evals import retrieval_eval
-from evals.sites import REPO, SITES, build
+from evals.sites import REPO, SITES, build, build_arguments, parse_build_arguments
 from site_knowledge.evals import report
 from site_knowledge.evals.dataset import battery_dir, load_questions
 
@@ -120,15 +120,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Command line: build, evaluate, print the table and write the reports."""
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sites", type=Path, help="folder for the built sites (default: temporary)")
-    parser.add_argument("--reuse", action="store_true", help="evaluate the sites already in --sites")
+    build_arguments(parser)
     parser.add_argument("--only", action="append", choices=[s.name for s in SETS],
                         help="run only this set (repeatable)")
     parser.add_argument("--out", type=Path, default=None, help="report folder (default: evals/reports)")
     parser.add_argument("--no-write", action="store_true", help="print the table only")
-    args = parser.parse_args(argv)
-    if args.reuse and not args.sites:
-        parser.error("--reuse needs --sites")
+    args = parse_build_arguments(parser, argv)
     names = args.only or [s.name for s in SETS]
     with tempfile.TemporaryDirectory(prefix="sk-sets-") as scratch:
         docs = run(args.sites or Path(scratch), names, args.reuse)

@@ -8,6 +8,7 @@ elsewhere, so the corpus folders are never edited.
 
 from __future__ import annotations
 
+import argparse
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,3 +82,18 @@ def build(site: Site, site_dir: Path, **options: Any) -> Path:
         theme["font"] = False
     mkdocs_build(config)
     return site_dir
+
+
+def build_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add ``--sites DIR`` (build the sites there and keep them) and ``--reuse`` (use the
+    sites already built there) to a lab script's command line."""
+    parser.add_argument("--sites", type=Path, help="build the sites here (kept; default: temporary)")
+    parser.add_argument("--reuse", action="store_true", help="use the sites already built in --sites")
+
+
+def parse_build_arguments(parser: argparse.ArgumentParser, argv: Any = None) -> argparse.Namespace:
+    """Parse the command line; ``--reuse`` without ``--sites`` is an error."""
+    args = parser.parse_args(argv)
+    if args.reuse and not args.sites:
+        parser.error("--reuse needs --sites")
+    return args
