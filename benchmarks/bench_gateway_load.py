@@ -1,22 +1,26 @@
 """Load and soak against the whole stack from outside: ``site-knowledge serve`` on the example
 site (llama-server ``--threads 1``, SmolLM2-135M unless ``--model-preset``), real HTTP and SSE.
 
-1. burst: 20 questions at once from one visitor. Admission holds 1 answering + 10 waiting,
-   so 11 streams and 9 × 429 ``queue_full`` with ``Retry-After``; every stream ends with
-   exactly one terminal event; a question asked a minute later completes.
+1. burst: 20 questions at once from one visitor. One visitor holds at most 2 places (1
+   answering + 1 waiting), so 2 streams and 18 × 429 ``visitor_busy`` with ``Retry-After``;
+   every stream ends with exactly one terminal event; a question a minute later completes.
 2. crowd: 50 visitors at once, each from its own address through a trusted proxy
    (``--trusted-proxy 127.0.0.1/32``, ``X-Forwarded-For``): again 11 streams and 39 × 429.
 3. kill: llama-server SIGKILLed at the first token of an answer: how that stream ends, and
    the seconds until a question (asked every 5 s) completes again.
-4. soak: one question every 5 s (a fixed rotation of on-site, follow-up and off-site
+4. fair: one visitor asks at its full allowance (a question every 3 s, 20 a minute, without
+   waiting for answers) while another asks one question a minute, for ``--fair-minutes``:
+   the first gets 429 ``visitor_busy`` beyond its 2 queue places, the second's wait for the
+   model (until its first answer event) and whole answer, p50/p95.
+5. soak: one question every 5 s (a fixed rotation of on-site, follow-up and off-site
    questions), per window of ``--window-minutes``: p50/p95 latency, outcomes, and the
    resident memory of ``serve`` (the gateway) and of llama-server.
 
 Figures are machine-bound (the answers run on one CPU thread; other work on the machine
 shows in the latencies); the report says what ran beside it only in the load average.
 
-    .venv/bin/python benchmarks/bench_gateway_load.py [--soak-minutes 30] [--model-preset NAME]
-        [--out FILE]
+    .venv/bin/python benchmarks/bench_gateway_load.py [--soak-minutes 30] [--fair-minutes 10]
+        [--model-preset NAME] [--stages burst,crowd,fair,kill,soak] [--out FILE]
 """
 
 from __future__ import annotations
@@ -50,8 +54,10 @@ QUESTIONS = [
 
 async def ask(client: httpx.AsyncClient, url: str, question: str,
               headers: dict[str, str] | None = None) -> dict[str, Any]:
-    """One question: status, Retry-After, the terminal events and the latency."""
+    """One question: status, Retry-After, the terminal events, the wait until the first
+    event that is not ``queued`` (the model's turn came) and the latency."""
     started = time.monotonic()
+    waited: float | None = None
     async with client.stream("POST", url + "/api/ask", json={"question": question},
                              headers=headers or {}) as response:
         result: dict[str, Any] = {"status": response.status_code,
@@ -64,9 +70,12 @@ async def ask(client: httpx.AsyncClient, url: str, question: str,
         async for line in response.aiter_lines():
             if line.startswith("data: "):
                 event = json.loads(line[6:])
+                if waited is None and "queued" not in event:
+                    waited = time.monotonic() - started
                 if "done" in event or "error" in event:
                     terminals.append(event)
         result["terminals"] = terminals
+        result["wait_s"] = round(waited, 2) if waited is not None else None
         result["latency_s"] = round(time.monotonic() - started, 2)
         return result
 
@@ -138,6 +147,48 @@ async def soak(url: str, minutes: float, every_s: float, window_minutes: float
     return windows
 
 
+def _p(values: list[float], q: float) -> float | None:
+    ordered = sorted(values)
+    return ordered[max(0, round(q * len(ordered)) - 1)] if ordered else None
+
+
+async def fair(url: str, minutes: float) -> dict[str, Any]:
+    """Visitor A at its full allowance (every 3 s) beside visitor B (every 60 s)."""
+    start = time.monotonic()
+    a: list[dict[str, Any]] = []
+    b: list[dict[str, Any]] = []
+
+    async def one(client: httpx.AsyncClient, into: list[dict[str, Any]], question: str,
+                  visitor: str) -> None:
+        into.append(await ask(client, url, question, {"x-forwarded-for": visitor}))
+
+    async with httpx.AsyncClient(timeout=600) as client:
+        calls = []
+        n = 0
+        while time.monotonic() - start < minutes * 60:
+            if n % 20 == 0:
+                calls.append(asyncio.ensure_future(
+                    one(client, b, QUESTIONS[(n // 20) % 2 * 3], "198.51.100.20")))
+            calls.append(asyncio.ensure_future(
+                one(client, a, QUESTIONS[n % len(QUESTIONS)], "198.51.100.10")))
+            n += 1
+            await asyncio.sleep(max(0.0, start + n * 3.0 - time.monotonic()))
+        await asyncio.gather(*calls)
+    waits = [r["wait_s"] for r in b if r.get("wait_s") is not None]
+    latencies = [r["latency_s"] for r in b if "latency_s" in r]
+    return {
+        "minutes": minutes,
+        "bursting_visitor": {"asked": len(a), **summarise(a),
+                             "refused_by_code": {c: sum(r.get("code") == c for r in a)
+                                                 for c in sorted({str(r.get("code")) for r in a
+                                                                  if r["status"] == 429})}},
+        "one_a_minute_visitor": {"asked": len(b), **summarise(b),
+                                 "wait_p50_s": _p(waits, 0.5), "wait_p95_s": _p(waits, 0.95),
+                                 "latency_p50_s": _p(latencies, 0.5),
+                                 "latency_p95_s": _p(latencies, 0.95), "waits_s": waits},
+    }
+
+
 async def sample_rss(serve: Serve, every_s: float, into: list[dict[str, Any]],
                      stop: asyncio.Event) -> None:
     start = time.monotonic()
@@ -207,6 +258,9 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         if "crowd" in stages:
             report["crowd_50_visitors"] = await burst(serve.gateway, 50, distinct=True)
             print(report["crowd_50_visitors"], file=sys.stderr, flush=True)
+        if "fair" in stages:
+            report["fairness"] = await fair(serve.gateway, args.fair_minutes)
+            print(report["fairness"], file=sys.stderr, flush=True)
         if "kill" in stages:
             report["kill_mid_answer"] = await kill_mid_answer(serve)
             print(report["kill_mid_answer"], file=sys.stderr, flush=True)
@@ -232,8 +286,9 @@ def main() -> None:
     parser.add_argument("--model-preset", default="smollm2-135m",
                         help="the model serve runs (default the smallest, so that one CPU "
                              "thread keeps up with a question every 5 s)")
-    parser.add_argument("--stages", default="burst,crowd,kill,soak",
-                        help="comma-separated: burst, crowd, kill, soak")
+    parser.add_argument("--fair-minutes", type=float, default=10.0)
+    parser.add_argument("--stages", default="burst,crowd,fair,kill,soak",
+                        help="comma-separated: burst, crowd, fair, kill, soak")
     parser.add_argument("--out", type=Path, help="write the report as JSON here too")
     args = parser.parse_args()
     report = asyncio.run(main_async(args))
