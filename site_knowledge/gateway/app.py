@@ -186,25 +186,33 @@ def _admit(gateway: Gateway, owner: bytes) -> Ticket:
                       retry) from None
 
 
+def _visitor(gateway: Gateway, request: Request) -> bytes:
+    """Who asks (the rate limiter's salted key), once the origin, the token, the rate limits
+    and the visitor's open streams allow it; else the refusal."""
+    headers = {k.lower(): v for k, v in request.headers.items()}
+    check_origin(headers.get("origin"), gateway.config.allow_origins)
+    check_token(headers, gateway.config.token)
+    client = request.client.host if request.client else None
+    visitor = visitor_key(request.headers.items(), client, gateway.config.proxies)
+    gateway.limiter.check(visitor)
+    owner = gateway.limiter.key(visitor)
+    limits = gateway.config.limits
+    if gateway.streams.get(owner, 0) >= limits.visitor_streams:
+        raise Refusal(429, "too_many_streams", "Too many answers open at once; try again "
+                      "when one has ended.",
+                      {"Retry-After": str(limits.queue_full_retry_after_s)})
+    return owner
+
+
 async def ask(request: Request) -> Response:
     """Checks in order of cost: origin and token, the rate limits, the body, then a place in
     the queue, and only then retrieval (the query encoder is the expensive part)."""
     gateway: Gateway = request.app.state.gateway
     started = time.monotonic()
     cors = _cors(gateway, request)
-    headers = {k.lower(): v for k, v in request.headers.items()}
-    client = request.client.host if request.client else None
     limits = gateway.config.limits
     try:
-        check_origin(headers.get("origin"), gateway.config.allow_origins)
-        check_token(headers, gateway.config.token)
-        visitor = visitor_key(request.headers.items(), client, gateway.config.proxies)
-        gateway.limiter.check(visitor)
-        owner = gateway.limiter.key(visitor)
-        if gateway.streams.get(owner, 0) >= limits.visitor_streams:
-            raise Refusal(429, "too_many_streams", "Too many answers open at once; try again "
-                          "when one has ended.",
-                          {"Retry-After": str(limits.queue_full_retry_after_s)})
+        owner = _visitor(gateway, request)
         try:
             body = await _read_body(request, limits.body_bytes, limits.body_read_s)
         except ClientDisconnect:
