@@ -184,8 +184,8 @@ def test_routing_off_sends_no_routing_call_and_no_route(example_index, scripted)
     assert seen["routing"]["outcomes"] == {}
 
 
-@pytest.mark.parametrize("command", [["gateway", "--artifact", "site", "--upstream", "u"],
-                                     ["serve", "site"]])
+@pytest.mark.parametrize("command", [["gateway", "--artifact", "site", "--upstream", "u", "--mode", "public"],
+                                     ["serve", "site", "--mode", "public"]])
 def test_the_routing_flag_turns_routing_on_off_or_by_the_model(command):
     import argparse
 
