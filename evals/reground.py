@@ -57,18 +57,20 @@ def reground(report: dict[str, Any], site_dir: Path, battery: str = "v2") -> lis
     passages = {}
     for p in index.passages:
         e = evidence_of(0, index.sources_by_id[p.source_id], p)
-        passages[(e.url, e.label())] = e.passage()
+        passages[e.passage_id] = passages[(e.url, e.label())] = e.passage()
     items = {i.id: i for i in load_battery(battery).items}
     site = SiteIndex.load(site_dir)
     out: list[Regrounded] = []
     for q in report["questions"]:
-        evidence = [passages.get((c["url"], c["title"])) for c in q["evidence"]]
+        # A report names each passage by id; an older one by URL and title, which a heading
+        # split into several passages shares (the last of them is taken).
+        evidence = [passages.get(c.get("id") or (c["url"], c["title"])) for c in q["evidence"]]
         if q.get("engine_refused", q["refused"]) or not evidence or None in evidence:
             continue
         result = grounding.ground(q.get("streamed_answer") or q["answer"],
                                   q.get("standalone") or q["question"],
                                   [p for p in evidence if p is not None])
-        given = [Citation(c["n"], c["url"], c["title"]) for c in q["evidence"]]
+        given = [Citation(c["n"], c["url"], c["title"], c.get("id", "")) for c in q["evidence"]]
         facts = cited_facts(result, grounding.fact_passages, len(given))
         cited = [*(given[n - 1] for n in result.cited),
                  *(Citation(c["n"], c["url"], c["title"]) for c in facts)]

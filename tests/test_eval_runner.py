@@ -71,7 +71,7 @@ def _handler(request: httpx.Request) -> httpx.Response:
     if question.startswith("Where does"):
         stream = _sse(
             {"queued": {"position": 1}},
-            {"sources": [{"n": 1, "url": "cv/#career", "title": "Career"}]},
+            {"sources": [{"n": 1, "url": "cv/#career", "title": "Career", "id": "career#0"}]},
             {"delta": "She works at "},
             {"delta": "Northwind [1]."},
             {
@@ -171,7 +171,7 @@ def test_gateway_battery_run_and_reports(tmp_path: Path) -> None:
     assert doc["model"] == {"name": "tiny.gguf", "sha256": "ab", "path": None}
     first = doc["questions"][0]
     assert {"id", "category", "score", "max_score", "notes", "evidence", "cause", "grounded"} <= set(first)
-    assert first["evidence"] == [{"n": 1, "url": "cv/#career", "title": "Career"}]
+    assert first["evidence"] == [{"n": 1, "url": "cv/#career", "title": "Career", "id": "career#0"}]
     assert len(doc["lost_points"]) == 2
     assert doc["artifact"]["sha256"] == "f" * 64
     assert set(doc["latency_ms"]) >= {"p50", "p95", "first_token_p50"}

@@ -181,7 +181,8 @@ class GatewayEngine:
 
 def _numbered(passages: list[dict[str, Any]]) -> list[Citation]:
     """Numbered passages (``sources`` or ``citations`` of the stream) as records."""
-    return [Citation(int(p["n"]), str(p.get("url", "")), str(p.get("title", ""))) for p in passages]
+    return [Citation(int(p["n"]), str(p.get("url", "")), str(p.get("title", "")), str(p.get("id", "")))
+            for p in passages]
 
 
 class LlamaEngine:

@@ -342,7 +342,8 @@ def judge(url: str, item: Item, answer: Answer, timeout: float = 120.0) -> dict[
 def _citations(raw: list[dict[str, Any]] | None) -> list[Citation] | None:
     if raw is None:
         return None
-    return [Citation(int(c["n"]), str(c["url"]), str(c.get("title", ""))) for c in raw]
+    return [Citation(int(c["n"]), str(c["url"]), str(c.get("title", "")), str(c.get("id", "")))
+            for c in raw]
 
 
 def stored_answers(doc: dict[str, Any]) -> dict[str, Answer]:

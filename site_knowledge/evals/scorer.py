@@ -82,6 +82,8 @@ class Citation:
     n: int
     url: str
     title: str = ""
+    id: str = ""
+    """The artifact's passage id, where the engine names it (the gateway's sources do)."""
 
 
 @dataclass

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from site_knowledge.grounding import Passage, heading_label
@@ -37,6 +37,9 @@ class Evidence:
     text: str
     fiction: bool = False
     """From a source labelled fiction: never support for a claim about the real subject."""
+    passage_id: str = ""
+    """The artifact's passage id ("" for evidence made from text alone): sources and
+    citations carry it, so a report names the very passage a model read."""
 
     def label(self) -> str:
         return heading_label(self.title, self.heading)
@@ -49,7 +52,8 @@ class Evidence:
         return Passage(self.label(), self.text, self.fiction, self.url)
 
     def public(self) -> dict[str, Any]:
-        return {"n": self.n, "url": self.url, "title": self.label()}
+        named = {"n": self.n, "url": self.url, "title": self.label()}
+        return {**named, "id": self.passage_id} if self.passage_id else named
 
 
 @dataclass(frozen=True)
@@ -78,8 +82,9 @@ def page_evidence(n: int, title: str, heading: str, url: str, text: str,
 
 def evidence_of(n: int, source: SourceRecord, passage: PassageRecord) -> Evidence:
     """Passage ``n`` of the evidence, from its artifact records."""
-    return page_evidence(n, source.title, passage.heading or "", passage.url, passage.text,
-                         source.authority == "fiction")
+    return replace(page_evidence(n, source.title, passage.heading or "", passage.url,
+                                 passage.text, source.authority == "fiction"),
+                   passage_id=passage.id)
 
 
 def evidence_from_hits(hits: Sequence[Hit]) -> list[Evidence]:
