@@ -1,0 +1,161 @@
+"""Time to the first answer token on distinct questions: the gateway against llama-server
+alone, on the same prompts, in the same run, alternating.
+
+For each answerable question of a battery or answer set (no history), the gateway's own
+prompt is assembled (hybrid retrieval, the artifact's system prompt, the evidence fitted to
+the slot) and sent straight to llama-server on the answer slot; then the same question goes
+through the gateway (``POST /api/ask``), which retrieves, assembles and sends the same prompt.
+Both read the system prompt from the slot's cache, as a running gateway keeps it (the slot is
+put back to the system prompt alone before each request), so what they prefill is the
+evidence and the question: the first token's cost on a real site.
+
+    .venv/bin/python benchmarks/bench_ttft.py --site /tmp/sk/netbox \
+        --questions evals/netbox/answers.jsonl --questions-max 20 [--preset qwen2.5-coder-1.5b]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+from _llama import chat, free_port
+
+from site_knowledge.evals.dataset import load_battery
+from site_knowledge.gateway import prompt
+from site_knowledge.gateway.config import GatewayConfig, Limits
+from site_knowledge.gateway.metrics import percentile
+from site_knowledge.gateway.presets import DEFAULT_PRESET, preset, preset_path
+from site_knowledge.gateway.supervisor import LlamaServer, LlamaSpec, cache_dir, find_llama_server
+from site_knowledge.gateway.upstream import Upstream
+from site_knowledge.retrieval import KnowledgeIndex, load_index
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from gateway_fixtures import ThreadedServer
+
+from site_knowledge.gateway.app import create_app
+
+GENEROUS = Limits(visitor_requests_per_minute=10_000, global_requests_per_minute=10_000)
+
+
+def start(preset_name: str, threads: int, extra: tuple[str, ...]) -> LlamaServer:
+    """llama-server on the preset's model as ``site-knowledge serve`` runs it (3 slots, the
+    host prompt cache on)."""
+    binary = find_llama_server()
+    if binary is None:
+        raise SystemExit("llama-server not found: run scripts/setup_llama.sh")
+    chosen = preset(preset_name)
+    model = preset_path(chosen, cache_dir() / "models")
+    if not model.is_file():
+        raise SystemExit(f"{model} is missing: run `site-knowledge model fetch {preset_name}`")
+    spec = LlamaSpec(binary=binary, model=model, port=free_port(), slots=3, threads=threads,
+                     cache_ram_mib=1024, cache_reuse=256, extra=extra)
+    log = Path(tempfile.gettempdir()) / f"sk-bench-ttft-{spec.port}.log"
+    server = LlamaServer(spec, chosen.sha256, log=log.open("wb"), keyed=False)
+    server.start()
+    return server
+
+
+async def gateway_prompt(index: KnowledgeIndex, url: str, question: str
+                         ) -> list[dict[str, str]]:
+    """The messages the gateway sends for a question without history."""
+    upstream = Upstream((url,), GENEROUS)
+    try:
+        result = index.search(question)
+        messages, _, _ = await prompt.assemble(
+            index.artifact["prompt"]["system"], [], prompt.evidence_from_hits(result.hits[:4]),
+            question, prompt.Budgets.from_artifact(index.artifact), upstream.count_tokens)
+    finally:
+        await upstream.aclose()
+    return messages
+
+
+def first_delta(client: httpx.Client, url: str, question: str) -> float | None:
+    """Seconds to the gateway's first ``delta`` event; None for a refusal before any model."""
+    started = time.perf_counter()
+    with client.stream("POST", url + "/api/ask", json={"question": question}) as response:
+        for line in response.iter_lines():
+            if line.startswith('data: {"sources": []'):
+                return None
+            if line.startswith('data: {"delta"'):
+                return time.perf_counter() - started
+    raise RuntimeError("the stream ended without a token")
+
+
+def wait_idle(client: httpx.Client, url: str) -> None:
+    while any(s["is_processing"] for s in client.get(url + "/slots").json()):
+        time.sleep(0.05)
+
+
+def summary(values: list[float]) -> dict[str, float | None]:
+    return {"p50": percentile(values, 0.5), "p95": percentile(values, 0.95)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser.add_argument("--site", type=Path, required=True, help="a site built with the plugin")
+    parser.add_argument("--questions", required=True, help="battery version or answer-set file")
+    parser.add_argument("--questions-max", type=int, default=20)
+    parser.add_argument("--preset", default=DEFAULT_PRESET)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--llama-arg", action="append", default=[],
+                        help="an extra llama-server argument, e.g. --llama-arg=-fa --llama-arg=on")
+    parser.add_argument("--out", type=Path, help="also write the JSON here")
+    args = parser.parse_args()
+    index = load_index(args.site)
+    items = [i for i in load_battery(args.questions).items
+             if not i.must_refuse and not i.history][:args.questions_max]
+    server = start(args.preset, args.threads, tuple(args.llama_arg))
+    rows: list[dict[str, Any]] = []
+    try:
+        system = [{"role": "system", "content": index.artifact["prompt"]["system"]}]
+        config = GatewayConfig(upstreams=(server.spec.url,), limits=GENEROUS)
+        with ThreadedServer(create_app(index, config)) as gateway, \
+                httpx.Client(timeout=300) as client:
+            def system_only() -> None:
+                """The answer slot back to the system prompt alone, as between visitors."""
+                wait_idle(client, server.spec.url)
+                chat(client, server.spec.url, prompt.answer_payload(system, slot=1, max_tokens=1))
+
+            for item in items:
+                messages = asyncio.run(gateway_prompt(index, server.spec.url, item.question))
+                system_only()
+                direct = chat(client, server.spec.url,
+                              prompt.answer_payload(messages, slot=1, max_tokens=8))
+                system_only()
+                through = first_delta(client, gateway.url, item.question)
+                if through is None:
+                    continue
+                rows.append({"id": item.id, "direct_s": direct.ttft_s, "gateway_s": through,
+                             "prompt_tokens": direct.timings.get("prompt_n"),
+                             "cached_tokens": direct.timings.get("cache_n"),
+                             "prompt_tokens_per_s": direct.timings.get("prompt_per_second")})
+                print(json.dumps(rows[-1]), flush=True)
+    finally:
+        server.stop()
+    direct_s = [r["direct_s"] * 1000 for r in rows if r["direct_s"] is not None]
+    gateway_s = [r["gateway_s"] * 1000 for r in rows]
+    report = {
+        "site": str(args.site), "questions": args.questions, "preset": args.preset,
+        "threads": args.threads, "llama_args": args.llama_arg, "answered_by_a_model": len(rows),
+        "ttft_direct_ms": summary(direct_s), "ttft_gateway_ms": summary(gateway_s),
+        "gateway_over_direct_p50": round(percentile(gateway_s, 0.5) / percentile(direct_s, 0.5), 2)
+        if direct_s and gateway_s else None,
+        "prompt_tokens_read": summary([float(r["prompt_tokens"]) for r in rows
+                                       if r["prompt_tokens"] is not None]),
+        "prompt_tokens_per_s": summary([float(r["prompt_tokens_per_s"]) for r in rows
+                                        if r["prompt_tokens_per_s"] is not None]),
+    }
+    print(json.dumps(report, indent=2))
+    if args.out:
+        args.out.write_text(json.dumps({**report, "rows": rows}, indent=1) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
