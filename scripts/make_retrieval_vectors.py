@@ -31,7 +31,7 @@ from site_knowledge.retrieval import KnowledgeIndex, load_index
 from site_knowledge.retrieval.artifact import load_artifact
 from site_knowledge.retrieval.artifact_form import SCHEMA_VERSION
 from site_knowledge.retrieval.gate import OPEN_GATE
-from site_knowledge.retrieval.index import MODES, retrieval_query
+from site_knowledge.retrieval.index import MODES, gate_query, retrieval_query
 from site_knowledge.retrieval.tokenizer import TOKENIZER_VERSION, tokenize
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
@@ -107,7 +107,7 @@ def main() -> None:
         ungated = KnowledgeIndex({**index.artifact, "gate": OPEN_GATE}, _blob(), cache.encoder)
         turns = int(index.artifact["retrieval"]["followup_turns"])
         for question, history in QUERIES:
-            query = retrieval_query(question, history, turns)
+            query = gate_query(question, history, turns)
             # The readers' tests search with the stored (rounded) vector: so does the file.
             vector = np.asarray(_rounded(cache.encoder.encode([query])[0]), dtype=np.float32)
             ranking_query = retrieval_query(index.words.without_unknown(question), history, turns)

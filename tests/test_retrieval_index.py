@@ -12,7 +12,7 @@ import pytest
 from site_knowledge.retrieval import ArtifactError, KnowledgeIndex, load_index
 from site_knowledge.retrieval.artifact import load_artifact
 from site_knowledge.retrieval.gate import OPEN_GATE
-from site_knowledge.retrieval.index import refers_back, retrieval_query
+from site_knowledge.retrieval.index import gate_query, refers_back, retrieval_query
 
 DATA = Path(__file__).parent / "data"
 VECTORS = json.loads((DATA / "retrieval_vectors.json").read_text(encoding="utf-8"))
@@ -28,7 +28,7 @@ def test_shared_ranking_vectors(fixture_index):
                              load_artifact(DATA / VECTORS["artifact"])[1], fixture_index.encoder)
     for case in VECTORS["ranking"]:
         vector = np.array(case["query_vector"], dtype=np.float32)
-        assert retrieval_query(case["question"], case["history"], 1) == case["query"]
+        assert gate_query(case["question"], case["history"], 1) == case["query"]
         kept = fixture_index.words.without_unknown(case["question"])
         assert retrieval_query(kept, case["history"], 1) == case.get("ranking_query", case["query"])
         gated = fixture_index.search(case["question"], case["history"], query_vector=vector)
@@ -42,7 +42,7 @@ def test_shared_ranking_vectors(fixture_index):
 
 def test_query_embedding_matches_the_recorded_vectors(fixture_index):
     case = VECTORS["ranking"][0]
-    vector = fixture_index.embed(retrieval_query(case["question"], case["history"], 1))
+    vector = fixture_index.embed(gate_query(case["question"], case["history"], 1))
     assert float(vector @ np.array(case["query_vector"], dtype=np.float32)) > 0.9999
 
 
@@ -61,10 +61,11 @@ def test_follow_up_is_retrieved_with_the_earlier_question():
     ("What is the capital of France?", False),
     ("How do I install NetBox on Debian?", False),
 ])
-def test_only_a_question_that_refers_back_is_joined_to_the_earlier_one(question, points_back):
+def test_only_a_question_that_refers_back_is_gated_with_the_earlier_one(question, points_back):
     assert refers_back(question) is points_back
     joined = retrieval_query(question, ["What is slotmeter?"], 1)
-    assert joined == (f"What is slotmeter? {question}" if points_back else question)
+    assert joined == f"What is slotmeter? {question}", "the ranking reads the conversation"
+    assert gate_query(question, ["What is slotmeter?"], 1) == (joined if points_back else question)
 
 
 def test_a_standalone_off_topic_question_after_on_topic_ones_is_gated_alone(example_index):

@@ -387,16 +387,21 @@ export function refersBack(question) {
   return POINTING.test(question) || (question.match(/[\p{L}\p{N}]+/gu) || []).length <= SHORT_QUESTION;
 }
 
+/** What the gate reads: the retrieval query when the question refers back (refersBack), else
+ * the question alone (SPEC.md, "Follow-ups"). */
+export function gateQuery(question, history, followupTurns) {
+  return refersBack(question) ? retrievalQuery(question, history, followupTurns) : question;
+}
+
 /**
- * The retrieval query: when the question refers back (refersBack), the last `followupTurns`
- * earlier questions that hold a letter or a digit, joined to the new one by spaces; else the
- * question alone (SPEC.md, "Follow-ups").
+ * The retrieval query: the last `followupTurns` earlier questions that hold a letter or a
+ * digit, joined to the new one by spaces (SPEC.md, "Follow-ups").
  * @param {string} question
  * @param {{question: string}[]} history earlier exchanges, oldest first
  * @param {number} followupTurns
  */
 export function retrievalQuery(question, history, followupTurns) {
-  if (!followupTurns || !refersBack(question)) return question;
+  if (!followupTurns) return question;
   const earlier = history.map((turn) => turn.question).filter((q) => HAS_WORD.test(q));
   return [...earlier.slice(-followupTurns), question].join(" ");
 }

@@ -6,7 +6,7 @@ import { expandArtifact, withSidecars } from "./artifact.js";
 import { fetchBytes } from "./fetch.js";
 import { Encoder } from "./encoder.js";
 import { SiteGrounding } from "./grounding.js";
-import { Index, retrievalQuery } from "./retrieval.js";
+import { Index, gateQuery, retrievalQuery } from "./retrieval.js";
 
 let index = null;
 let encoder = null;
@@ -32,15 +32,16 @@ async function init({ artifactUrl, vendorBase }, progress) {
   return { meta: { prompt, retrieval, site, gate, passages: artifact.passages.length }, indexMs: performance.now() - started };
 }
 
-/** The question (with its earlier questions, oldest first) searched: the gate reads the whole
- * retrieval query, the ranking reads it without the names the site never uses. */
+/** The question (with its earlier questions, oldest first) searched: the gate reads the
+ * retrieval query when the question refers back, else the question alone; the ranking reads the
+ * retrieval query without the names the site never uses. */
 async function search({ question, history, topK, mode }) {
   const t0 = performance.now();
   const turns = history.map((earlier) => ({ question: earlier }));
   const followupTurns = index.artifact.retrieval.followup_turns;
-  const text = retrievalQuery(question, turns, followupTurns);
-  const kept = grounding.siteWords().withoutUnknown(question);
-  const rankText = kept === question ? null : retrievalQuery(kept, turns, followupTurns);
+  const text = gateQuery(question, turns, followupTurns);
+  const ranking = retrievalQuery(grounding.siteWords().withoutUnknown(question), turns, followupTurns);
+  const rankText = ranking === text ? null : ranking;
   const vector = await encoder.embed(text);
   const rankVector = rankText === null ? null : await encoder.embed(rankText);
   const t1 = performance.now();

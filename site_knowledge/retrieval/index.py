@@ -86,12 +86,16 @@ def refers_back(question: str) -> bool:
 
 
 def retrieval_query(question: str, history: Sequence[str], turns: int) -> str:
-    """The question with the last ``turns`` earlier questions that hold a word in view, when
-    it refers back to them (``refers_back``); else the question alone (SPEC.md, follow-ups)."""
-    if not refers_back(question):
-        return question
+    """The question with the last ``turns`` earlier questions that hold a word in view
+    (SPEC.md, follow-ups)."""
     earlier = [q for q in history if WORD.search(q)][-turns:] if turns else []
     return " ".join([*earlier, question])
+
+
+def gate_query(question: str, history: Sequence[str], turns: int) -> str:
+    """What the gate reads: the retrieval query when the question refers back to the
+    conversation (``refers_back``), else the question alone (SPEC.md, follow-ups)."""
+    return retrieval_query(question, history, turns) if refers_back(question) else question
 
 
 class KnowledgeIndex:
@@ -194,7 +198,7 @@ class KnowledgeIndex:
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
         turns = self.artifact["retrieval"]["followup_turns"]
-        query = retrieval_query(question, history, turns)
+        query = gate_query(question, history, turns)
         terms = tokenize(query, self._stopwords)
         vector = self.embed(query) if query_vector is None else query_vector
         dense = self._vectors @ vector

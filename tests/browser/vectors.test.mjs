@@ -8,7 +8,7 @@ import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { expandArtifact, withSidecars } from "../../site_knowledge/browser/artifact.js";
 import { SiteGrounding } from "../../site_knowledge/browser/grounding.js";
-import { Index, retrievalQuery, tokenize } from "../../site_knowledge/browser/retrieval.js";
+import { Index, gateQuery, retrievalQuery, tokenize } from "../../site_knowledge/browser/retrieval.js";
 
 const DATA = join(dirname(fileURLToPath(import.meta.url)), "..", "data");
 const vectors = JSON.parse(readFileSync(join(DATA, "retrieval_vectors.json"), "utf8"));
@@ -29,10 +29,10 @@ for (const { text, tokens } of vectors.tokenizer) {
 
 for (const c of vectors.ranking) {
   const history = c.history.map((question) => ({ question, answer: "" }));
-  const query = retrievalQuery(c.question, history, artifact.retrieval.followup_turns);
+  const query = gateQuery(c.question, history, artifact.retrieval.followup_turns);
   const vector = Float32Array.from(c.query_vector);
-  const kept = words.withoutUnknown(c.question);
-  const rankText = kept === c.question ? null : retrievalQuery(kept, history, artifact.retrieval.followup_turns);
+  const ranking = retrievalQuery(words.withoutUnknown(c.question), history, artifact.retrieval.followup_turns);
+  const rankText = ranking === query ? null : ranking;
   const rankVector = c.ranking_vector ? Float32Array.from(c.ranking_vector) : null;
   const name = JSON.stringify([...c.history, c.question]);
   test(`query and gate ${name}`, () => {
