@@ -4,33 +4,16 @@
 // tests/test_browser_box_ux.py asserts on.
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import { launch, openBox, serveStatic } from "./harness.mjs";
+import { launch, openBox, override, withSite } from "./harness.mjs";
 import { closedPort } from "./stub_gateway.mjs";
 
 const [scenario, siteDir, arg] = process.argv.slice(2);
-
-async function withSite(fn, options = {}) {
-  const server = await serveStatic(siteDir);
-  const session = await launch(options);
-  try {
-    return await fn({ server, session, page: session.page });
-  } finally {
-    await session.close();
-    await server.close();
-  }
-}
-
-async function override(page, config) {
-  await page.addInitScript((c) => {
-    window.siteKnowledgeConfig = c;
-  }, config);
-}
 
 const scenarios = {
   /** Opening the box with Ctrl+K and typing into it, at the top of a long page and half-way
    * down: the page behind never scrolls. */
   async typing() {
-    return withSite(async ({ server, session, page }) => {
+    return withSite(siteDir, async ({ server, session, page }) => {
       await override(page, { engines: ["search"] });
       await page.goto(server.url);
       await page.waitForFunction(() => window.siteKnowledge);
@@ -96,7 +79,7 @@ scenarios.sources_first = async function sourcesFirst() {
   const { gateway, question } = JSON.parse(arg);
   const gateways = gateway ? [gateway] : [await closedPort()];
   const engines = gateway ? ["gateway"] : ["gateway", "wllama"];
-  return withSite(async ({ server, session, page }) => {
+  return withSite(siteDir, async ({ server, session, page }) => {
     await override(page, { gateways, engines, answer_tokens: 48 });
     await page.goto(server.url);
     await openBox(page);
@@ -116,7 +99,7 @@ scenarios.sources_first = async function sourcesFirst() {
 /** Copy and vote on a gateway's answer. ARG: JSON {gateway, question}. */
 scenarios.copy_vote = async function copyVote() {
   const { gateway, question } = JSON.parse(arg);
-  return withSite(async ({ server, session, page }) => {
+  return withSite(siteDir, async ({ server, session, page }) => {
     await session.context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: server.url });
     await override(page, { gateways: [gateway], engines: ["gateway"] });
     await page.goto(server.url);
@@ -148,7 +131,7 @@ const PHONE = {
 
 scenarios.phone = async function phone() {
   const device = PHONE;
-  return withSite(
+  return withSite(siteDir,
     async ({ server, session, page }) => {
       await override(page, { engines: ["search"] });
       await page.goto(server.url);
@@ -212,7 +195,7 @@ const AXE = new URL("../../node_modules/axe-core/axe.min.js", import.meta.url).p
  * open and answered (axe from node_modules, injected locally). ARG: JSON {gateway, question}. */
 scenarios.a11y = async function a11y() {
   const { gateway, question } = JSON.parse(arg);
-  return withSite(async ({ server, session, page }) => {
+  return withSite(siteDir, async ({ server, session, page }) => {
     await override(page, { gateways: [gateway], engines: ["gateway"] });
     await page.goto(server.url);
     await page.waitForFunction(() => window.siteKnowledge);
@@ -307,7 +290,7 @@ scenarios.a11y = async function a11y() {
 /** Screenshot of the box answering on a phone (search only). ARG: JSON {question, path}. */
 scenarios.phone_shot = async function phoneShot() {
   const { question, path } = JSON.parse(arg);
-  return withSite(
+  return withSite(siteDir,
     async ({ server, session, page }) => {
       await override(page, { engines: ["search"] });
       await page.goto(server.url);

@@ -128,3 +128,23 @@ export async function serveStatic(root) {
   url = `http://127.0.0.1:${server.address().port}/`;
   return { url, served, missing, close: () => new Promise((resolve) => server.close(resolve)) };
 }
+
+/** Runs fn({server, session, page}) with siteDir served over loopback and a fresh browser,
+ * closing both afterwards. */
+export async function withSite(siteDir, fn, options = {}) {
+  const server = await serveStatic(siteDir);
+  const session = await launch(options);
+  try {
+    return await fn({ server, session, page: session.page });
+  } finally {
+    await session.close();
+    await server.close();
+  }
+}
+
+/** Configure the box before the launcher runs (window.siteKnowledgeConfig overrides). */
+export async function override(page, config) {
+  await page.addInitScript((c) => {
+    window.siteKnowledgeConfig = c;
+  }, config);
+}

@@ -3,28 +3,10 @@
 // one JSON line with what it observed; tests/test_browser_*.py asserts on it.
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import { launch, openBox, serveStatic } from "./harness.mjs";
+import { openBox, override, withSite } from "./harness.mjs";
 import { closedPort, startStubGateway } from "./stub_gateway.mjs";
 
 const [scenario, siteDir, arg] = process.argv.slice(2);
-
-async function withSite(fn, options = {}) {
-  const server = await serveStatic(siteDir);
-  const session = await launch(options);
-  try {
-    return await fn({ server, session, page: session.page });
-  } finally {
-    await session.close();
-    await server.close();
-  }
-}
-
-/** Configure the box before the launcher runs (window.siteKnowledgeConfig overrides). */
-async function override(page, config) {
-  await page.addInitScript((c) => {
-    window.siteKnowledgeConfig = c;
-  }, config);
-}
 
 function boxText(page) {
   return page.locator(".skn-box").innerText();
@@ -34,7 +16,7 @@ const scenarios = {
   /** What a page view costs before the box opens, and what opening it costs. */
   async page_cost() {
     const stub = await startStubGateway();
-    return withSite(async ({ server, session, page }) => {
+    return withSite(siteDir, async ({ server, session, page }) => {
       await override(page, { gateways: [stub.base + "ok/"] });
       await page.goto(server.url, { waitUntil: "networkidle" });
       const before = server.served.slice();
@@ -53,7 +35,7 @@ const scenarios = {
   async offtopic() {
     const stub = await startStubGateway();
     try {
-      return await withSite(async ({ server, session, page }) => {
+      return await withSite(siteDir, async ({ server, session, page }) => {
         await override(page, { gateways: [stub.base + "ok/"] });
         await page.goto(server.url);
         await openBox(page);
@@ -85,7 +67,7 @@ const scenarios = {
   async wllama() {
     const down = await closedPort();
     const { injection, question } = JSON.parse(arg);
-    return withSite(async ({ server, session, page }) => {
+    return withSite(siteDir, async ({ server, session, page }) => {
       // A short answer keeps the test quick; the model, prompt and stream are the real ones.
       await override(page, { gateways: [down], answer_tokens: 64 });
       await page.goto(server.url);
@@ -119,7 +101,7 @@ scenarios.gateway_stub = async function gatewayStub() {
   const out = {};
   try {
     for (const mode of ["ok", "queued", "busy", "cut", "late", "revised"]) {
-      out[mode] = await withSite(async ({ server, session, page }) => {
+      out[mode] = await withSite(siteDir, async ({ server, session, page }) => {
         // "late" falls back; search only keeps it quick (tests/test_browser_box.py runs wllama).
         const engines = mode === "late" ? ["gateway", "webllm", "search"] : undefined;
         await override(page, { gateways: [stub.base + mode + "/"], ...(engines ? { engines } : {}) });
@@ -171,7 +153,7 @@ scenarios.memory = async function memory() {
   const stub = await startStubGateway();
   const [first, second] = JSON.parse(arg);
   try {
-    return await withSite(async ({ server, session, page }) => {
+    return await withSite(siteDir, async ({ server, session, page }) => {
       await override(page, { gateways: [stub.base + "ok/"] });
       await page.goto(server.url);
       await openBox(page);
@@ -236,7 +218,7 @@ scenarios.injected_history = async function injectedHistory() {
   const stub = await startStubGateway();
   const [first, second] = JSON.parse(arg);
   try {
-    return await withSite(async ({ server, session, page }) => {
+    return await withSite(siteDir, async ({ server, session, page }) => {
       await override(page, { gateways: [stub.base + "obeys/"] });
       await page.goto(server.url);
       await openBox(page);
@@ -261,7 +243,7 @@ scenarios.screenshots = async function screenshots() {
   const outDir = arg;
   const shots = {};
   for (const scheme of ["light", "dark"]) {
-    shots[scheme] = await withSite(
+    shots[scheme] = await withSite(siteDir,
       async ({ server, session, page }) => {
         await override(page, { engines: ["search"] });
         await page.goto(server.url);
@@ -284,7 +266,7 @@ scenarios.screenshots = async function screenshots() {
 
 /** Keyboard: the shortcut opens the box with focus in the input; Escape closes it. */
 scenarios.keyboard = async function keyboard() {
-  return withSite(async ({ server, page }) => {
+  return withSite(siteDir, async ({ server, page }) => {
     await page.goto(server.url);
     await page.keyboard.press("Control+k");
     await page.locator(".skn-box").waitFor({ state: "visible" });
@@ -298,14 +280,13 @@ scenarios.keyboard = async function keyboard() {
   });
 };
 
-
 /** The real gateway and llama-server: a streamed cited answer, answers the gateway grounded
  * (what streamed, the done event on the wire, what the box shows), a queue position, a 429.
  * ARG: JSON {gateway, question, long, grounded: [questions]}. The gateway admits one generation
  * and one waiter. */
 scenarios.real_gateway = async function realGateway() {
   const { gateway, question, long, grounded: toGround } = JSON.parse(arg);
-  return withSite(async ({ server, session, page }) => {
+  return withSite(siteDir, async ({ server, session, page }) => {
     const watch = async (p) => {
       await override(p, { gateways: [gateway] });
       await p.addInitScript(() => {
@@ -406,7 +387,7 @@ scenarios.webgpu = async function webgpu() {
   };
   const out = {};
   for (const [name, c] of Object.entries(cases)) {
-    out[name] = await withSite(async ({ server, session, page }) => {
+    out[name] = await withSite(siteDir, async ({ server, session, page }) => {
       await page.addInitScript((features) => {
         const gpu = { requestAdapter: async () => (features ? { features: new Set(features) } : null) };
         Object.defineProperty(Navigator.prototype, "gpu", { get: () => gpu, configurable: true });
