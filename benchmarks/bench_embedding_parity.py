@@ -28,7 +28,7 @@ from evals.sites import SITES, build  # noqa: E402
 from site_knowledge.embedding import Encoder, onnx_model_path  # noqa: E402
 from site_knowledge.evals.dataset import load_questions  # noqa: E402
 from site_knowledge.retrieval.artifact import load_artifact  # noqa: E402
-from site_knowledge.retrieval.index import KnowledgeIndex, retrieval_query  # noqa: E402
+from site_knowledge.retrieval.index import KnowledgeIndex, gate_query  # noqa: E402
 from site_knowledge.retrieval.tokenizer import indexed_text  # noqa: E402
 from site_knowledge.retrieval.vectors import quantize  # noqa: E402
 
@@ -44,7 +44,7 @@ def _top10(index: KnowledgeIndex, encoder: Encoder, questions: list[Any]) -> lis
     turns = index.artifact["retrieval"]["followup_turns"]
     out = []
     for question in questions:
-        query = retrieval_query(question.question, question.history, turns)
+        query = gate_query(question.question, question.history, turns)
         vector = encoder.encode([query])[0]
         result = index.search(question.question, question.history, top_k=10, query_vector=vector)
         out.append([hit.passage.id for hit in result.hits])

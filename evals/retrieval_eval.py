@@ -73,7 +73,7 @@ def run(artifact_path: Path, questions: Sequence[RetrievalQuestion]) -> list[Que
     """
     from site_knowledge.retrieval import KnowledgeIndex
     from site_knowledge.retrieval.artifact import load_artifact
-    from site_knowledge.retrieval.index import retrieval_query
+    from site_knowledge.retrieval.index import gate_query
 
     artifact, blob = load_artifact(artifact_path)
     gated = KnowledgeIndex(artifact, blob)
@@ -82,7 +82,7 @@ def run(artifact_path: Path, questions: Sequence[RetrievalQuestion]) -> list[Que
     results: list[QuestionResult] = []
     for q in questions:
         started = time.perf_counter()
-        vector = gated.embed(retrieval_query(q.question, q.history, turns))
+        vector = gated.embed(gate_query(q.question, q.history, turns))
         embed_ms = (time.perf_counter() - started) * 1000
         verdict = gated.search(q.question, q.history, mode="hybrid", top_k=1, query_vector=vector)
         result = QuestionResult(q, verdict.answerable, verdict.gate)
@@ -201,13 +201,13 @@ def weight_variants(artifact_path: Path, questions: Sequence[RetrievalQuestion])
     """Hybrid recall@4 and MRR (gate open) for each fusion-weight variant, overall and by kind."""
     from site_knowledge.retrieval import KnowledgeIndex
     from site_knowledge.retrieval.artifact import load_artifact
-    from site_knowledge.retrieval.index import retrieval_query
+    from site_knowledge.retrieval.index import gate_query
 
     artifact, blob = load_artifact(artifact_path)
     base = KnowledgeIndex(artifact, blob)
     turns = int(artifact["retrieval"]["followup_turns"])
     ranked = [q for q in questions if q.expected]
-    vectors = [base.embed(retrieval_query(q.question, q.history, turns)) for q in ranked]
+    vectors = [base.embed(gate_query(q.question, q.history, turns)) for q in ranked]
     out: dict[str, dict[str, Any]] = {}
     for name, change in VARIANTS.items():
         settings = {**artifact["retrieval"], "weights": {**artifact["retrieval"]["weights"], **change}}

@@ -20,7 +20,7 @@ from site_knowledge.evals.dataset import load_questions
 from site_knowledge.retrieval import KnowledgeIndex, load_index
 from site_knowledge.retrieval.artifact import load_artifact
 from site_knowledge.retrieval.gate import OPEN_GATE
-from site_knowledge.retrieval.index import retrieval_query
+from site_knowledge.retrieval.index import gate_query
 from site_knowledge.retrieval.tokenizer import STOPWORDS, tokenize
 
 NODE = shutil.which("node")
@@ -111,7 +111,7 @@ def test_browser_rankings_and_gate_match_python(eval_set: EvalSet,
     artifact, blob = load_artifact(site)
     ungated = KnowledgeIndex({**artifact, "gate": OPEN_GATE}, blob, index.encoder)
     for q, js in zip(questions, browser["results"], strict=True):
-        vector = index.embed(retrieval_query(q.question, q.history, 1))
+        vector = index.embed(gate_query(q.question, q.history, 1))
         py = index.search(q.question, q.history, top_k=10, query_vector=vector)
         where = (q.id, js["gate"], py.gate)
         assert js["gate"]["answerable"] == py.answerable, where
