@@ -90,7 +90,8 @@ def test_citations_resolve_in_order_and_drop_unknown_numbers():
         [_H("A", "x", "t", "a/#x"), _H("B", "", "t", "b/")]
     )
     cited = prompt.citations("See [2], then [7] and [1] and [2] again.", evidence)
-    assert cited == [{"n": 2, "url": "b/", "title": "B"}, {"n": 1, "url": "a/#x", "title": "A > x"}]
+    assert cited == [{"n": 2, "url": "b/", "title": "B", "id": "b#0"},
+                     {"n": 1, "url": "a/#x", "title": "A > x", "id": "a#0"}]
 
 
 def test_character_budgets_keep_newest_history_and_best_evidence():

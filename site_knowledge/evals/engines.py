@@ -270,7 +270,7 @@ class LlamaEngine:
             **prompt.answer_payload(messages, slot=self.SLOT, max_tokens=budgets.answer_tokens),
             "stream": False,
         }
-        given = [Citation(e.n, e.url, e.label()) for e in kept]
+        given = [Citation(e.n, e.url, e.label(), e.passage_id) for e in kept]
         try:
             response = self.client.post(f"{self.url}/v1/chat/completions", json=payload)
             response.raise_for_status()
