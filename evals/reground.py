@@ -6,7 +6,7 @@ rebuilds that evidence from a build of the same site, grounds the model's text a
 current checks, and scores the answers whose visible text or cited pages change (a claim
 removed, the answer worded differently, a citation gained or lost) with the current scorer:
 what a grounding change does to real model answers, without running the model again. Answers
-the engine refused, or whose evidence is gone from the build, are left as they were; so are
+refused before any model ran, or whose evidence is gone from the build, are left as they were; so are
 answers whose only change would be their markers.
 
     .venv/bin/python evals/reground.py REPORT.json SITE_DIR [--battery v2]
@@ -65,7 +65,9 @@ def reground(report: dict[str, Any], site_dir: Path, battery: str = "v2") -> lis
         # A report names each passage by id; an older one by URL and title, which a heading
         # split into several passages shares (the last of them is taken).
         evidence = [passages.get(c.get("id") or (c["url"], c["title"])) for c in q["evidence"]]
-        if q.get("engine_refused", q["refused"]) or not evidence or None in evidence:
+        # Refused before any model ran (no evidence), or evidence gone from the build: kept.
+        # A final answer that declined (done.refused) is the model's text, grounded again.
+        if not evidence or None in evidence:
             continue
         result = grounding.ground(q.get("streamed_answer") or q["answer"],
                                   q.get("standalone") or q["question"],

@@ -125,6 +125,7 @@ export const PYTHON_PATTERNS = {
       String.raw`whereas)\b)`,
     true,
   ],
+  ZERO_WIDTH: ["[\u200b\u200c\u200d\u2060\ufeff]", false],
   CODE_TOKEN: ["`([^`\\s]+?)(?:\\(\\))?`", false],
   IDENTIFIER: [
     String.raw`(?<![\w./-])(?:[A-Za-z_]\w+(?:\.[A-Za-z_]\w+)+|\w+(?:_\w+)+|v?\d+(?:\.\d+){2,}|` +
@@ -230,9 +231,13 @@ export function identifiers(sentence) {
 }
 
 const WORD_CHAR = /^[\p{L}\p{N}_]$/u;
+const ZERO_WIDTH = compiled("ZERO_WIDTH", ALL);
 
-/** The identifier stands in the text verbatim, not inside a longer word. */
+/** The identifier stands in the text verbatim, not inside a longer word (zero-width characters
+ * of either ignored: the box and the gateway break control-token shapes in page text with one). */
 export function occurs(identifier, text) {
+  identifier = identifier.replace(ZERO_WIDTH, "");
+  text = text.replace(ZERO_WIDTH, "");
   for (let start = text.indexOf(identifier); start >= 0; start = text.indexOf(identifier, start + 1)) {
     const end = start + identifier.length;
     const before = start ? [...text.slice(Math.max(0, start - 2), start)].pop() : " ";

@@ -195,8 +195,15 @@ def identifiers(sentence: str) -> list[str]:
 _WORD_CHAR = re.compile(r"\w")
 
 
+ZERO_WIDTH = re.compile("[\u200b\u200c\u200d\u2060\ufeff]")
+"""Zero-width characters: the gateway breaks control-token shapes in page text with one
+(``<\u200bfield_name>``), and a model copies the text without it."""
+
+
 def occurs(identifier: str, text: str) -> bool:
-    """The identifier stands in the text verbatim, not inside a longer word."""
+    """The identifier stands in the text verbatim, not inside a longer word (zero-width
+    characters of either ignored)."""
+    identifier, text = ZERO_WIDTH.sub("", identifier), ZERO_WIDTH.sub("", text)
     start = text.find(identifier)
     while start >= 0:
         end = start + len(identifier)
