@@ -498,7 +498,8 @@ def patterns() -> dict[str, dict[str, Any]]:
     """Every regular expression of the grounding package, as Python compiled it."""
     named = {
         "CITE_PHRASE": text.CITE_PHRASE, "STAND_IN": text.STAND_IN,
-        "CODE_TOKEN": text.CODE_TOKEN, "ZERO_WIDTH": text.ZERO_WIDTH, "IDENTIFIER": text.IDENTIFIER, "SPAN": claims.SPAN,
+        "CODE_TOKEN": text.CODE_TOKEN, "ZERO_WIDTH": text.ZERO_WIDTH,
+        "IDENTIFIER": text.IDENTIFIER, "SPAN": claims.SPAN,
         "CITATION": text.CITATION, "MARKER": text._MARKER, "URL": text._URL, "CODE": text._CODE,
         "BOUNDARY": text._BOUNDARY, "ABBREVIATION": text._ABBREVIATION, "WORD": text.WORD,
         "NEGATION": text.NEGATION, "SAYING": text.SAYING, "SOURCE": text.SOURCE,
