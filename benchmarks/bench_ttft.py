@@ -117,7 +117,7 @@ def main() -> None:
         system = [{"role": "system", "content": index.artifact["prompt"]["system"]}]
         config = GatewayConfig(upstreams=(server.spec.url,), limits=GENEROUS)
         with ThreadedServer(create_app(index, config)) as gateway, \
-                httpx.Client(timeout=300) as client:
+                httpx.Client(timeout=300, limits=httpx.Limits(max_keepalive_connections=0)) as client:
             def system_only() -> None:
                 """The answer slot back to the system prompt alone, as between visitors."""
                 wait_idle(client, server.spec.url)
