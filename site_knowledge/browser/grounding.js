@@ -233,11 +233,8 @@ export function identifiers(sentence) {
 const WORD_CHAR = /^[\p{L}\p{N}_]$/u;
 const ZERO_WIDTH = compiled("ZERO_WIDTH", ALL);
 
-/** The identifier stands in the text verbatim, not inside a longer word (zero-width characters
- * of either ignored: the box and the gateway break control-token shapes in page text with one). */
+/** The identifier stands in the text verbatim, not inside a longer word. */
 export function occurs(identifier, text) {
-  identifier = identifier.replace(ZERO_WIDTH, "");
-  text = text.replace(ZERO_WIDTH, "");
   for (let start = text.indexOf(identifier); start >= 0; start = text.indexOf(identifier, start + 1)) {
     const end = start + identifier.length;
     const before = start ? [...text.slice(Math.max(0, start - 2), start)].pop() : " ";
@@ -459,7 +456,7 @@ export class Support {
         continue;
       }
       this.clean.push(terms);
-      this.texts.push(sentence);
+      this.texts.push(sentence.replace(ZERO_WIDTH, ""));
       for (const age of statedAges(sentence)) this.ages.add(age);
       for (const w of wordsOf(sentence)) this.words.add(fold(w));
       for (const [word, following] of adjacentWords(sentence)) {
@@ -519,9 +516,11 @@ export class Support {
     return this.words.has(fold(word));
   }
 
-  /** The identifier stands verbatim in a clean support sentence (occurs). */
+  /** The identifier stands verbatim in a clean support sentence (occurs), zero-width characters
+   * of both ignored (the readers break control-token shapes in page text with one). */
   hasIdentifier(identifier) {
-    return this.texts.some((text) => occurs(identifier, text));
+    const bare = identifier.replace(ZERO_WIDTH, "");
+    return this.texts.some((text) => occurs(bare, text));
   }
 
   /** One clean support sentence states both years of a SPAN match, and its months where the

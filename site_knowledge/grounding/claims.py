@@ -12,6 +12,7 @@ from .injection import planted
 from .text import (
     NUMBER_WORDS,
     WORD,
+    ZERO_WIDTH,
     fold,
     identifiers,
     is_negated,
@@ -117,7 +118,7 @@ class Support:
                 self.planted_words.append(frozenset(fold(w) for w in WORD.findall(sentence)))
                 continue
             self.clean.append(terms)
-            self.texts.append(sentence)
+            self.texts.append(ZERO_WIDTH.sub("", sentence))
             self.ages |= stated_ages(sentence)
             self.words.update(fold(w) for w in WORD.findall(sentence))
             for word, following, _ in _adjacent_words(sentence):
@@ -165,7 +166,9 @@ class Support:
         return fold(word) in self.words
 
     def has_identifier(self, identifier: str) -> bool:
-        """The identifier stands verbatim in a clean support sentence (``occurs``)."""
+        """The identifier stands verbatim in a clean support sentence (``occurs``), zero-width
+        characters of both ignored."""
+        identifier = ZERO_WIDTH.sub("", identifier)
         return any(occurs(identifier, text) for text in self.texts)
 
     def states_span(self, span: re.Match[str]) -> bool:

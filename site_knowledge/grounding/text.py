@@ -201,9 +201,7 @@ ZERO_WIDTH = re.compile("[\u200b\u200c\u200d\u2060\ufeff]")
 
 
 def occurs(identifier: str, text: str) -> bool:
-    """The identifier stands in the text verbatim, not inside a longer word (zero-width
-    characters of either ignored)."""
-    identifier, text = ZERO_WIDTH.sub("", identifier), ZERO_WIDTH.sub("", text)
+    """The identifier stands in the text verbatim, not inside a longer word."""
     start = text.find(identifier)
     while start >= 0:
         end = start + len(identifier)
