@@ -16,8 +16,8 @@ from typing import Any
 
 import httpx
 
-from site_knowledge.gateway.model import DEFAULT_MODEL_SHA256
-from site_knowledge.gateway.supervisor import (
+from site_knowledge.llama.model import DEFAULT_MODEL_SHA256
+from site_knowledge.llama.supervisor import (
     LlamaServer,
     LlamaSpec,
     default_model,

@@ -31,9 +31,9 @@ from site_knowledge.evals.dataset import load_battery
 from site_knowledge.gateway import prompt
 from site_knowledge.gateway.config import GatewayConfig, Limits
 from site_knowledge.gateway.metrics import percentile
-from site_knowledge.gateway.presets import DEFAULT_PRESET, preset, preset_path
-from site_knowledge.gateway.supervisor import LlamaServer, LlamaSpec, cache_dir, find_llama_server
 from site_knowledge.gateway.upstream import Upstream
+from site_knowledge.llama.presets import DEFAULT_PRESET, preset, preset_path
+from site_knowledge.llama.supervisor import LlamaServer, LlamaSpec, cache_dir, find_llama_server
 from site_knowledge.retrieval import KnowledgeIndex, load_index
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))

@@ -18,14 +18,14 @@ from pathlib import Path
 
 import numpy as np
 
-from site_knowledge.build.compiler import (
+from site_knowledge.compiler.compiler import (
     DEFAULT_RETRIEVAL,
     BuildOptions,
     PageInput,
     PromptParts,
     compile_knowledge,
 )
-from site_knowledge.build.embed_cache import EmbeddingCache
+from site_knowledge.compiler.embed_cache import EmbeddingCache
 from site_knowledge.embedding import Encoder
 from site_knowledge.retrieval import KnowledgeIndex, load_index
 from site_knowledge.retrieval.artifact import load_artifact

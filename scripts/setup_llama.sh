@@ -32,7 +32,7 @@ fi
 # built the old way is rebuilt rather than reused.
 LLAMA_SDIST_VERSION="" BIN_DIR=""
 { read -r LLAMA_SDIST_VERSION; read -r BIN_DIR; } < <("$PYTHON" -c '
-from site_knowledge.gateway.supervisor import LLAMA_SDIST_VERSION, build_dir
+from site_knowledge.llama.supervisor import LLAMA_SDIST_VERSION, build_dir
 print(LLAMA_SDIST_VERSION)
 print(build_dir())') || true
 [[ -n "$BIN_DIR" ]] || { echo "setup_llama: $PYTHON cannot import site_knowledge" >&2; exit 1; }

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from site_knowledge import __version__
 
 SUBCOMMAND_MODULES = ("site_knowledge.built_site.cli", "site_knowledge.querycli",
-                      "site_knowledge.gateway.cli", "site_knowledge.gateway.modelcli",
+                      "site_knowledge.gateway.cli", "site_knowledge.llama.modelcli",
                       "site_knowledge.gateway.reportcli",
                       "site_knowledge.evalcli")
 

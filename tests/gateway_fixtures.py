@@ -28,9 +28,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from site_knowledge.gateway.model import DEFAULT_MODEL_SHA256
 from site_knowledge.gateway.serve import uvicorn_config
-from site_knowledge.gateway.supervisor import (
+from site_knowledge.llama.model import DEFAULT_MODEL_SHA256
+from site_knowledge.llama.supervisor import (
     LlamaServer,
     LlamaSpec,
     default_model,

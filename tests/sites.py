@@ -14,7 +14,7 @@ import yaml
 from mkdocs.commands.build import build
 from mkdocs.config import load_config
 
-from site_knowledge.build.compiler import BuildReport
+from site_knowledge.compiler.compiler import BuildReport
 from site_knowledge.retrieval.artifact import load_artifact
 
 REPO = Path(__file__).resolve().parents[1]

@@ -23,7 +23,7 @@ from site_knowledge.browser.assets import (
     strip_launcher,
     wllama_parts,
 )
-from site_knowledge.build.model import BuildError
+from site_knowledge.compiler.model import BuildError
 from site_knowledge.plugin.options import load_options
 
 BROWSER = Path(assets.__file__).parent

@@ -6,7 +6,6 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from site_knowledge.build.model import BuildError
 from site_knowledge.built_site.blog import (
     BlogSettings,
     blog_settings,
@@ -16,6 +15,7 @@ from site_knowledge.built_site.blog import (
     url_date,
 )
 from site_knowledge.built_site.config import PythonTag
+from site_knowledge.compiler.model import BuildError
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 META = {"date": date(2024, 3, 9), "categories": ["Site Reliability", "Career"]}

@@ -29,10 +29,10 @@ from sites import (
     zensical_build,
 )
 
-from site_knowledge.build.embed_cache import EmbeddingCache
-from site_knowledge.build.model import BuildError
 from site_knowledge.built_site.compile import CompileResult, compile_built_site
 from site_knowledge.built_site.content import THEMES, ContentRule, parse_selectors
+from site_knowledge.compiler.embed_cache import EmbeddingCache
+from site_knowledge.compiler.model import BuildError
 from site_knowledge.embedding import Encoder
 from site_knowledge.retrieval.artifact import load_artifact
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from sites import CORPORA, REPO
 
-from site_knowledge.build.model import BuildError
 from site_knowledge.built_site.config import PythonTag, load_site_config, read_yaml
+from site_knowledge.compiler.model import BuildError
 
 
 def write(folder: Path, text: str, name: str = "mkdocs.yml") -> Path:

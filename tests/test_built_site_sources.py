@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from sites import REPO, copy_example
 
-from site_knowledge.build.model import BuildError
 from site_knowledge.built_site.config import load_site_config
 from site_knowledge.built_site.sources import SiteSources, site_sources
+from site_knowledge.compiler.model import BuildError
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 

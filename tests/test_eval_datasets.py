@@ -279,7 +279,7 @@ def test_expected_pages_exist_and_paraphrases_share_no_keywords(name: str) -> No
 def test_packaged_negatives_are_not_copies_of_eval_questions() -> None:
     """The gate is calibrated on offtopic.txt and measured on the eval sets: no line of the one
     may be a near-copy of a question of the other (at most two shared content words)."""
-    from site_knowledge.build.offtopic import offtopic_questions
+    from site_knowledge.compiler.offtopic import offtopic_questions
 
     negatives = [(n, _words(n) - _FUNCTION_WORDS) for n in offtopic_questions()]
     files = [_questions_file(name) for name in QUESTION_SETS]

@@ -40,8 +40,8 @@ from site_knowledge.evals.engines import GatewayEngine
 from site_knowledge.gateway.app import create_app
 from site_knowledge.gateway.config import GatewayConfig, Limits
 from site_knowledge.gateway.forwarding import ProxyTrust, parse_network
-from site_knowledge.gateway.model import ModelVerificationError
-from site_knowledge.gateway.supervisor import LlamaServer, LlamaSpec
+from site_knowledge.llama.model import ModelVerificationError
+from site_knowledge.llama.supervisor import LlamaServer, LlamaSpec
 
 pytestmark = [pytest.mark.llama, pytest.mark.slow, needs_llama]
 

@@ -190,8 +190,8 @@ def test_the_routing_flag_turns_routing_on_off_or_by_the_model(command):
     import argparse
 
     from site_knowledge.gateway.cli import register, routing_settings
-    from site_knowledge.gateway.presets import PRESETS
     from site_knowledge.gateway.routing import ROUTED_PRESETS
+    from site_knowledge.llama.presets import PRESETS
 
     parser = argparse.ArgumentParser()
     register(parser.add_subparsers(dest="command"))

@@ -16,7 +16,7 @@ from gateway_fixtures import ThreadedServer, ask, metrics, needs_llama, start_ll
 from site_knowledge.gateway.app import create_app
 from site_knowledge.gateway.config import GatewayConfig, Limits, Routing
 from site_knowledge.gateway.routing import INTENTS
-from site_knowledge.gateway.supervisor import LlamaServer
+from site_knowledge.llama.supervisor import LlamaServer
 
 pytestmark = [pytest.mark.llama, pytest.mark.slow, needs_llama]
 

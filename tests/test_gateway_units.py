@@ -10,8 +10,8 @@ from site_knowledge.gateway import prompt
 from site_knowledge.gateway.admission import AdmissionQueue, QueueFull, QueueTimeout, VisitorBusy
 from site_knowledge.gateway.config import Limits
 from site_knowledge.gateway.metrics import MAX_SAMPLES, Metrics, Sample, percentile
-from site_knowledge.gateway.model import ModelVerificationError, verify_model
 from site_knowledge.gateway.policy import Exchange, RateLimiter, Refusal, parse_body
+from site_knowledge.llama.model import ModelVerificationError, verify_model
 from site_knowledge.retrieval.index import Hit, PassageRecord, SourceRecord
 
 

@@ -9,7 +9,7 @@ import pytest
 from mkdocs.exceptions import Abort, PluginError
 from sites import REPO, BuiltSite, build_site
 
-from site_knowledge.build.model import ID_PATTERN, MAX_PASSAGE_CHARS
+from site_knowledge.compiler.model import ID_PATTERN, MAX_PASSAGE_CHARS
 
 SECRETS = [line.strip() for line in
            (REPO / "tests" / "data" / "draft_secrets.txt").read_text(encoding="utf-8").splitlines()
@@ -159,7 +159,7 @@ def test_bad_ontology_fails_the_build(example_copy, tmp_path, caplog):
 def test_an_interrupted_write_keeps_the_previous_artifact(example_site, tmp_path, monkeypatch):
     import shutil
 
-    from site_knowledge.build import writer
+    from site_knowledge.compiler import writer
     from site_knowledge.retrieval.artifact import load_artifact
 
     folder = tmp_path / "out"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from site_knowledge.build.model import BuildError
+from site_knowledge.compiler.model import BuildError
 from site_knowledge.plugin.options import browser_options, load_options
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from site_knowledge.build.model import BuildError
+from site_knowledge.compiler.model import BuildError
 from site_knowledge.plugin.pages import is_draft, page_authority, page_opt_out, read_page_source
 
 

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from browser_sites import run_node
 
-from site_knowledge.build.model import BuildError
-from site_knowledge.build.writer import Sidecars, write_artifact
+from site_knowledge.compiler.model import BuildError
+from site_knowledge.compiler.writer import Sidecars, write_artifact
 from site_knowledge.retrieval import ArtifactError, load_index
 from site_knowledge.retrieval.artifact import load_artifact, validate_artifact
 from site_knowledge.retrieval.artifact_form import (

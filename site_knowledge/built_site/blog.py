@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
 from typing import Any
 
-from site_knowledge.build.model import BuildError
+from site_knowledge.compiler.model import BuildError
 
 Slugify = Callable[[str, str], str]
 LDML_TOKEN = re.compile(r"'[^']*'|([A-Za-z])\1*|[^A-Za-z']+")

@@ -7,14 +7,14 @@ import logging
 import sys
 from pathlib import Path
 
-from site_knowledge.build.assemble import summary
-from site_knowledge.build.model import BuildError
 from site_knowledge.built_site.content import (
     DEFAULT_SELECTORS,
     THEME_ADDITIONS,
     ContentRule,
     parse_selectors,
 )
+from site_knowledge.compiler.assemble import summary
+from site_knowledge.compiler.model import BuildError
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -12,10 +12,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from site_knowledge.build.assemble import compile_site, embedding_cache_dir
-from site_knowledge.build.compiler import BuildReport, PageInput
-from site_knowledge.build.embed_cache import EmbeddingCache
-from site_knowledge.build.model import BuildError
 from site_knowledge.built_site.config import SiteConfig, load_site_config
 from site_knowledge.built_site.content import (
     THEMES,
@@ -24,6 +20,10 @@ from site_knowledge.built_site.content import (
     rendered_title,
 )
 from site_knowledge.built_site.sources import SiteSources, SourcePage, site_sources
+from site_knowledge.compiler.assemble import compile_site, embedding_cache_dir
+from site_knowledge.compiler.compiler import BuildReport, PageInput
+from site_knowledge.compiler.embed_cache import EmbeddingCache
+from site_knowledge.compiler.model import BuildError
 from site_knowledge.embedding import Encoder
 from site_knowledge.plugin.gateways import loopback_warnings
 from site_knowledge.plugin.options import browser_options, site_settings

@@ -21,8 +21,8 @@ from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import ConfigurationError
 from mkdocs.utils.yaml import get_yaml_loader, yaml_load
 
-from site_knowledge.build.model import BuildError
 from site_knowledge.built_site.blog import BlogSettings, blog_settings
+from site_knowledge.compiler.model import BuildError
 from site_knowledge.plugin.options import PLUGIN_NAME, SiteKnowledgeOptions, load_options
 
 STRUCTURE_KEYS = ("site_name", "site_url", "docs_dir", "use_directory_urls", "nav",

@@ -13,7 +13,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 from html.parser import HTMLParser
 
-from site_knowledge.build.html_blocks import Heading, html_blocks
+from site_knowledge.compiler.html_blocks import Heading, html_blocks
 
 # Material and Zensical (their article), then MkDocs' and Read the Docs' themes.
 DEFAULT_SELECTORS = "article.md-content__inner, div[role=main]"

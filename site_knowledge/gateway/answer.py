@@ -33,7 +33,7 @@ from .upstream import Delta, Finish, Started, UpstreamFailure, UpstreamUnavailab
 if TYPE_CHECKING:
     from site_knowledge.retrieval import Hit
 
-    from .app import Gateway
+    from .state import Gateway
 
 log = logging.getLogger(__name__)
 

@@ -12,8 +12,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from site_knowledge.llama.presets import DEFAULT_PRESET, Preset, PresetError, preset
+
 from .forwarding import DEFAULT_PROXY_HEADER, PROXY_HEADERS, ProxyTrust, parse_network
-from .presets import DEFAULT_PRESET, Preset, PresetError, preset
 from .reportcli import add_ledger_flags, ledger_from
 
 if TYPE_CHECKING:
@@ -287,11 +288,12 @@ def _chosen_preset(args: argparse.Namespace) -> Preset | None:
 
 
 def run_serve(args: argparse.Namespace) -> int:
+    from site_knowledge.llama.model import ModelVerificationError
+    from site_knowledge.llama.modelcli import fetch_with_progress
+    from site_knowledge.llama.supervisor import LlamaServer, LlamaSpec, Supervisor, find_llama_server
+
     from .config import GatewayConfig
-    from .model import ModelVerificationError
-    from .modelcli import fetch_with_progress
     from .serve import run_stack
-    from .supervisor import LlamaServer, LlamaSpec, Supervisor, find_llama_server
 
     try:
         chosen = _chosen_preset(args)
@@ -337,7 +339,7 @@ def run_service(args: argparse.Namespace) -> int:
     import getpass
     import re
 
-    from .service import (
+    from site_knowledge.llama.service import (
         ServiceSpec,
         launchd_label,
         launchd_plist,

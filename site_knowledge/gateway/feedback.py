@@ -29,7 +29,7 @@ from .policy import RateLimiter, Refusal, check_origin, check_token, visitor_key
 from .sse import event
 
 if TYPE_CHECKING:
-    from .app import Gateway
+    from .state import Gateway
 
 REMEMBERED = 4096
 """Answers a vote may still name; the oldest is forgotten first."""

@@ -27,8 +27,8 @@ from .routing import call, conversation
 from .upstream import UpstreamFailure, UpstreamUnavailable
 
 if TYPE_CHECKING:
-    from .app import Gateway
     from .policy import AskRequest
+    from .state import Gateway
 
 QUESTION_CHARS = 300
 PREFIX = 4

@@ -40,8 +40,8 @@ from .upstream import Delta, Finish, UpstreamFailure, UpstreamUnavailable
 if TYPE_CHECKING:
     from site_knowledge.retrieval import Hit, KnowledgeIndex
 
-    from .app import Gateway
     from .policy import AskRequest
+    from .state import Gateway
 
 ROUTED_PRESETS: frozenset[str] = frozenset()
 """The model presets routing is on for by default (``--routing auto``): those where it
@@ -246,7 +246,7 @@ def payload(routing_messages: list[dict[str, str]], keys: Sequence[str], setting
 
 def routes_by_default(model_file: str | None) -> bool:
     """Whether ``--routing auto`` routes for the model served from ``model_file``."""
-    from .presets import PRESETS
+    from site_knowledge.llama.presets import PRESETS
 
     return any(p.file_name == model_file for name, p in PRESETS.items()
                if name in ROUTED_PRESETS)

@@ -20,10 +20,11 @@ from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from site_knowledge.llama.supervisor import Supervisor
+
 from .app import Gateway, create_app
 from .config import GatewayConfig, Limits
 from .gaps import Ledger
-from .supervisor import Supervisor
 
 
 class _Server(uvicorn.Server):

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 from mkdocs.config import base
 from mkdocs.config import config_options as c
 
-from site_knowledge.build.assemble import SiteSettings
-from site_knowledge.build.model import BuildError
+from site_knowledge.compiler.assemble import SiteSettings
+from site_knowledge.compiler.model import BuildError
 from site_knowledge.plugin.gateways import GatewayList
 
 if TYPE_CHECKING:

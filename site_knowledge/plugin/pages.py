@@ -15,9 +15,9 @@ from typing import Any, Literal, cast
 import yaml
 from mkdocs.utils.meta import YAML_RE, get_data
 
-from site_knowledge.build.compiler import PageInput
-from site_knowledge.build.model import Authority, BuildError
-from site_knowledge.build.ontology import AUTHORITIES
+from site_knowledge.compiler.compiler import PageInput
+from site_knowledge.compiler.model import Authority, BuildError
+from site_knowledge.compiler.ontology import AUTHORITIES
 
 OPT_OUT_KEY = "site_knowledge"
 

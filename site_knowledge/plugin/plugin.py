@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, event_priority
 
-from site_knowledge.build.assemble import compile_site, embedding_cache_dir, summary
-from site_knowledge.build.compiler import BuildReport, PageInput
-from site_knowledge.build.embed_cache import EmbeddingCache
-from site_knowledge.build.model import BuildError
-from site_knowledge.build.prefetch import EmbeddingPrefetch
+from site_knowledge.compiler.assemble import compile_site, embedding_cache_dir, summary
+from site_knowledge.compiler.compiler import BuildReport, PageInput
+from site_knowledge.compiler.embed_cache import EmbeddingCache
+from site_knowledge.compiler.model import BuildError
+from site_knowledge.compiler.prefetch import EmbeddingPrefetch
 from site_knowledge.embedding import Encoder
 from site_knowledge.plugin.gateways import loopback_warnings
 from site_knowledge.plugin.options import SiteKnowledgeOptions, browser_options, site_settings

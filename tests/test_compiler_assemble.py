@@ -6,12 +6,12 @@ from pathlib import Path
 
 from sites import REPO
 
-from site_knowledge.build.assemble import (
+from site_knowledge.compiler.assemble import (
     embedding_cache_dir,
     load_knowledge_inputs,
     merged_budgets,
 )
-from site_knowledge.build.compiler import DEFAULT_BUDGETS
+from site_knowledge.compiler.compiler import DEFAULT_BUDGETS
 
 
 def test_budget_overrides_apply_per_reader() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from site_knowledge.gateway.presets import (
+from site_knowledge.llama.presets import (
     PRESETS,
     PresetError,
     assemble,
@@ -19,7 +19,7 @@ from site_knowledge.gateway.presets import (
     preset_path,
     verify_assembled,
 )
-from site_knowledge.gateway.supervisor import cache_dir
+from site_knowledge.llama.supervisor import cache_dir
 
 
 def gguf_bytes(name: str, padding: int = 3000) -> bytes:

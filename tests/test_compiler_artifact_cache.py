@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from site_knowledge.build import artifact_cache
-from site_knowledge.build.compiler import PageInput
-from site_knowledge.build.writer import Sidecars
+from site_knowledge.compiler import artifact_cache
+from site_knowledge.compiler.compiler import PageInput
+from site_knowledge.compiler.writer import Sidecars
 
 
 def test_key_changes_with_any_input():

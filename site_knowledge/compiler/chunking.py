@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Sequence
 
-from site_knowledge.build.html_blocks import Block, Heading, html_blocks
-from site_knowledge.build.model import MAX_PASSAGE_CHARS, Passage, Section, Source
+from site_knowledge.compiler.html_blocks import Block, Heading, html_blocks
+from site_knowledge.compiler.model import MAX_PASSAGE_CHARS, Passage, Section, Source
 
 BLOCK_SEPARATOR = "\n\n"
 SMALL_SECTION_CHARS = 300

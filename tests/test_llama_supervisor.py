@@ -26,8 +26,8 @@ from gateway_fixtures import (
 
 from site_knowledge.gateway.app import create_app
 from site_knowledge.gateway.config import GatewayConfig
-from site_knowledge.gateway.model import DEFAULT_MODEL_SHA256
-from site_knowledge.gateway.supervisor import (
+from site_knowledge.llama.model import DEFAULT_MODEL_SHA256
+from site_knowledge.llama.supervisor import (
     LLAMA_SDIST_VERSION,
     LlamaServer,
     LlamaSpec,

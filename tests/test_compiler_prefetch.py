@@ -8,13 +8,13 @@ from pathlib import Path
 import markdown
 import pytest
 
-from site_knowledge.build import artifact_cache
-from site_knowledge.build.compiler import BuildOptions, PageInput, PromptParts, compile_knowledge
-from site_knowledge.build.embed_cache import EmbeddingCache
-from site_knowledge.build.model import BuildError
-from site_knowledge.build.offtopic import offtopic_questions
-from site_knowledge.build.prefetch import BATCH, SLICE, EmbeddingPrefetch
-from site_knowledge.build.writer import Sidecars
+from site_knowledge.compiler import artifact_cache
+from site_knowledge.compiler.compiler import BuildOptions, PageInput, PromptParts, compile_knowledge
+from site_knowledge.compiler.embed_cache import EmbeddingCache
+from site_knowledge.compiler.model import BuildError
+from site_knowledge.compiler.offtopic import offtopic_questions
+from site_knowledge.compiler.prefetch import BATCH, SLICE, EmbeddingPrefetch
+from site_knowledge.compiler.writer import Sidecars
 from site_knowledge.embedding import Encoder
 
 DOCS = Path(__file__).parent / "corpora" / "drf-docs" / "docs" / "api-guide"

@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from test_build_ontology_check import SMALL
+from test_compiler_ontology_check import SMALL
 
-from site_knowledge.build.model import ID_PATTERN, MAX_PASSAGE_CHARS
-from site_knowledge.build.ontology_check import load_ontology
-from site_knowledge.build.ontology_sources import ontology_sources
+from site_knowledge.compiler.model import ID_PATTERN, MAX_PASSAGE_CHARS
+from site_knowledge.compiler.ontology_check import load_ontology
+from site_knowledge.compiler.ontology_sources import ontology_sources
 
 ROOT = Path(__file__).resolve().parents[1]
 

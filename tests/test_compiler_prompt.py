@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from site_knowledge.build.ontology import Ontology
-from site_knowledge.build.ontology_check import load_ontology
-from site_knowledge.build.prompt import (
+from site_knowledge.compiler.ontology import Ontology
+from site_knowledge.compiler.ontology_check import load_ontology
+from site_knowledge.compiler.prompt import (
     MAX_PROMPT_CHARS,
     no_model_text,
     refusal_text,

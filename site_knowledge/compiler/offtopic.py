@@ -13,7 +13,7 @@ from types import MappingProxyType
 def offtopic_sections() -> Mapping[str, tuple[str, ...]]:
     """The packaged questions no site should answer (``offtopic.txt``), by section; the file
     is read once per process."""
-    text = resources.files("site_knowledge.build").joinpath("offtopic.txt").read_text("utf-8")
+    text = resources.files("site_knowledge.compiler").joinpath("offtopic.txt").read_text("utf-8")
     sections: dict[str, list[str]] = {}
     current = sections.setdefault("general", [])
     for line in (raw.strip() for raw in text.splitlines()):

@@ -2,8 +2,8 @@
 
 The ontology file is plain Python data (PROFILE, CAREER, EDUCATION, LOCATION_HISTORY, SKILLS,
 PROJECTS, AWARDS, ARCHITECTURE_RECEIPTS, BRANCHES, LORE, AUTHORITY, URLS);
-:mod:`site_knowledge.build.ontology_check` loads and validates it into these types, and
-:mod:`site_knowledge.build.ontology_sources` renders them as citable sentences.
+:mod:`site_knowledge.compiler.ontology_check` loads and validates it into these types, and
+:mod:`site_knowledge.compiler.ontology_sources` renders them as citable sentences.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from site_knowledge.build.model import Authority
+from site_knowledge.compiler.model import Authority
 
 CATEGORIES = (
     "PROFILE",

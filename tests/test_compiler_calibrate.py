@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from site_knowledge.build.calibrate import (
+from site_knowledge.compiler.calibrate import (
     MARGIN_COST,
     TARGET_RECALL,
     calibrate_gate,
     heading_probes,
     kept_elsewhere,
 )
-from site_knowledge.build.chunking import page_sections, source_passages
-from site_knowledge.build.model import Source
-from site_knowledge.build.offtopic import offtopic_questions
+from site_knowledge.compiler.chunking import page_sections, source_passages
+from site_knowledge.compiler.model import Source
+from site_knowledge.compiler.offtopic import offtopic_questions
 from site_knowledge.embedding import Encoder
 from site_knowledge.retrieval.gate import decode_elsewhere
 from site_knowledge.retrieval.tokenizer import STOPWORDS, indexed_text, tokenize

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from site_knowledge.build.offtopic import offtopic_questions, offtopic_sections
+from site_knowledge.compiler.offtopic import offtopic_questions, offtopic_sections
 from site_knowledge.retrieval.gate import GateSignals, accepts, elsewhere_entry, signals
 from site_knowledge.retrieval.lexical import BM25, K1, B
 from site_knowledge.retrieval.tokenizer import tokenize

@@ -11,11 +11,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from site_knowledge import __version__
-from site_knowledge.build import artifact_cache
-from site_knowledge.build.chunking import merge_small_sections, page_sections, source_passages
-from site_knowledge.build.embed_cache import EmbeddingCache
-from site_knowledge.build.model import ID_PATTERN, Authority, BuildError, Passage, Source
-from site_knowledge.build.writer import Sidecars, prepare_artifact, write_prepared
+from site_knowledge.compiler import artifact_cache
+from site_knowledge.compiler.chunking import merge_small_sections, page_sections, source_passages
+from site_knowledge.compiler.embed_cache import EmbeddingCache
+from site_knowledge.compiler.model import ID_PATTERN, Authority, BuildError, Passage, Source
+from site_knowledge.compiler.writer import Sidecars, prepare_artifact, write_prepared
 from site_knowledge.embedding import DIMENSION, MAX_TOKENS, MODEL_NAME, WEIGHTS_PACKAGE
 from site_knowledge.progress import ProgressBar
 from site_knowledge.retrieval.artifact_form import SCHEMA_VERSION, passage_count, source_id_for
@@ -150,7 +150,7 @@ def _compile(pages: Sequence[PageInput], ontology_sources: Sequence[Source], pro
              options: BuildOptions, cache: EmbeddingCache) -> tuple[dict[str, Any], Sidecars, int]:
     # numpy and the gate's calibration load here, not at import: a warm build reuses its memo
     # and never needs them.
-    from site_knowledge.build.calibrate import calibrate_gate
+    from site_knowledge.compiler.calibrate import calibrate_gate
     from site_knowledge.retrieval.vectors import dequantize, quantize
 
     reserved = frozenset(source.id for source in ontology_sources)

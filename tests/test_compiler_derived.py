@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from site_knowledge.build.derived import country_name, derived_facts, format_duration
-from site_knowledge.build.model import MAX_PASSAGE_CHARS
-from site_knowledge.build.ontology import Ontology
-from site_knowledge.build.ontology_check import load_ontology
+from site_knowledge.compiler.derived import country_name, derived_facts, format_duration
+from site_knowledge.compiler.model import MAX_PASSAGE_CHARS
+from site_knowledge.compiler.ontology import Ontology
+from site_knowledge.compiler.ontology_check import load_ontology
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -181,7 +181,7 @@ def test_sections_are_one_question_each(ada):
     assert "After Acme: Globex" in headings
 
 
-def test_build_date_moves_open_periods_only(ada):
+def test_compiler_date_moves_open_periods_only(ada):
     later = "\n".join(s.text for s in derived_facts(ada, date(2021, 3, 1)).sections)
     assert "Ada has worked at Globex for 4 years and 6 months so far" in later
     assert "Ada worked at Acme for 1 year and 6 months" in later

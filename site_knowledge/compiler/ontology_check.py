@@ -13,8 +13,8 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any, cast
 
-from site_knowledge.build.model import ID_PATTERN, Authority, BuildError
-from site_knowledge.build.ontology import (
+from site_knowledge.compiler.model import ID_PATTERN, Authority, BuildError
+from site_knowledge.compiler.ontology import (
     AUTHORITIES,
     CATEGORIES,
     Award,

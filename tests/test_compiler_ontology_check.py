@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from site_knowledge.build.model import BuildError
-from site_knowledge.build.ontology_check import load_ontology
+from site_knowledge.compiler.model import BuildError
+from site_knowledge.compiler.ontology_check import load_ontology
 
 ROOT = Path(__file__).resolve().parents[1]
 BAD = Path(__file__).parent / "data" / "ontology_bad"

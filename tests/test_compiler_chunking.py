@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from site_knowledge.build.chunking import merge_small_sections, pack, page_sections, source_passages
-from site_knowledge.build.html_blocks import Block, Heading, html_blocks
-from site_knowledge.build.model import MAX_PASSAGE_CHARS, Source
+from site_knowledge.compiler.chunking import merge_small_sections, pack, page_sections, source_passages
+from site_knowledge.compiler.html_blocks import Block, Heading, html_blocks
+from site_knowledge.compiler.model import MAX_PASSAGE_CHARS, Source
 
 PAGE = """
 <h1 id="guide">Guide<a class="headerlink" href="#guide">¶</a></h1>

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
-from site_knowledge.build.compiler import (
+from site_knowledge.compiler.compiler import (
     DEFAULT_BUDGETS,
     BuildOptions,
     BuildReport,
@@ -19,12 +19,12 @@ from site_knowledge.build.compiler import (
     PromptParts,
     compile_knowledge,
 )
-from site_knowledge.build.derived import derived_facts
-from site_knowledge.build.embed_cache import EmbeddingCache
-from site_knowledge.build.model import Source
-from site_knowledge.build.ontology_check import load_ontology
-from site_knowledge.build.ontology_sources import ontology_sources
-from site_knowledge.build.prompt import (
+from site_knowledge.compiler.derived import derived_facts
+from site_knowledge.compiler.embed_cache import EmbeddingCache
+from site_knowledge.compiler.model import Source
+from site_knowledge.compiler.ontology_check import load_ontology
+from site_knowledge.compiler.ontology_sources import ontology_sources
+from site_knowledge.compiler.prompt import (
     no_model_text,
     refusal_text,
     render_examples,

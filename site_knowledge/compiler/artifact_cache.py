@@ -14,7 +14,7 @@ from dataclasses import asdict, astuple
 from pathlib import Path
 from typing import Any
 
-from site_knowledge.build.writer import Sidecars
+from site_knowledge.compiler.writer import Sidecars
 
 KEEP = 8
 PREFIX = "artifact-"

@@ -18,11 +18,11 @@ from __future__ import annotations
 import queue
 import threading
 
-from site_knowledge.build import artifact_cache
-from site_knowledge.build.chunking import source_passages
-from site_knowledge.build.compiler import PageInput, embedded_texts, page_source
-from site_knowledge.build.embed_cache import EmbeddingCache
-from site_knowledge.build.offtopic import offtopic_questions
+from site_knowledge.compiler import artifact_cache
+from site_knowledge.compiler.chunking import source_passages
+from site_knowledge.compiler.compiler import PageInput, embedded_texts, page_source
+from site_knowledge.compiler.embed_cache import EmbeddingCache
+from site_knowledge.compiler.offtopic import offtopic_questions
 
 BATCH = 128
 """Texts gathered and sorted by length before they are embedded, so batches pad little."""

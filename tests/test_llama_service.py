@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from site_knowledge.gateway.service import systemd_quote
+from site_knowledge.llama.service import systemd_quote
 
 SYSTEMD_ANALYZE = shutil.which("systemd-analyze")
 COMMAND = ["serve", "site", "--mode", "private", "--model-preset", "qwen3-1.7b",

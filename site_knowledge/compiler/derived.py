@@ -11,8 +11,8 @@ from collections.abc import Iterable
 from datetime import date
 from itertools import groupby, pairwise
 
-from site_knowledge.build.model import Section, Source
-from site_knowledge.build.ontology import (
+from site_knowledge.compiler.model import Section, Source
+from site_knowledge.compiler.ontology import (
     MONTH_NAMES,
     Job,
     Ontology,
@@ -20,7 +20,7 @@ from site_knowledge.build.ontology import (
     format_month,
     month_index,
 )
-from site_knowledge.build.ontology_sources import bounded_sections
+from site_knowledge.compiler.ontology_sources import bounded_sections
 
 _ARTICLE_COUNTRIES = {"Netherlands", "Philippines", "Czech Republic", "Bahamas", "Gambia"}
 

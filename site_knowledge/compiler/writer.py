@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from site_knowledge.build.model import BuildError
+from site_knowledge.compiler.model import BuildError
 from site_knowledge.retrieval.artifact import ARTIFACT_NAME, ArtifactError, validate_artifact
 from site_knowledge.retrieval.artifact_form import FormError, compact
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from site_knowledge.build.offtopic import offtopic_questions, offtopic_sections
+from site_knowledge.compiler.offtopic import offtopic_questions, offtopic_sections
 
 
 def test_packaged_questions_come_in_sections_without_comments():

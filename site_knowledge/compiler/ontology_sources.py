@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from site_knowledge.build.model import MAX_PASSAGE_CHARS, Section, Source
-from site_knowledge.build.ontology import CATEGORIES, Ontology, Story, format_month, format_span
+from site_knowledge.compiler.model import MAX_PASSAGE_CHARS, Section, Source
+from site_knowledge.compiler.ontology import CATEGORIES, Ontology, Story, format_month, format_span
 
 _SOURCE_INFO = {
     "PROFILE": (

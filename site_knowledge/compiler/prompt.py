@@ -10,7 +10,7 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from site_knowledge.build.ontology import Ontology, format_span
+from site_knowledge.compiler.ontology import Ontology, format_span
 
 MAX_PROMPT_CHARS = 3500
 MAX_PROMPT_PROJECTS = 4
