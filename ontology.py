@@ -1,6 +1,6 @@
 """Structured facts for the example site: Teodor "Teo" Varga, a fictional engineer.
 
-Plain data, loaded by path at build time by ``site_knowledge.build.ontology``. Every fact here
+Plain data, loaded by path at build time by ``site_knowledge.compiler.ontology``. Every fact here
 must agree with the pages under ``docs/``. Dates are "YYYY-MM" (or "YYYY"); an ``end`` of
 None means "to the present". Ids are lower-case, digits and hyphens, unique across categories,
 and each one is also the HTML anchor of the entry on the page that URLS names.
