@@ -25,6 +25,7 @@ from site_knowledge.llama.supervisor import (
 )
 
 REPO = Path(__file__).resolve().parents[1]
+EXAMPLE = REPO / "examples" / "homepage"
 
 # A terminated benchmark still runs its ``finally`` blocks, which stop llama-server.
 signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -35,7 +36,7 @@ def built_site(site: str | None) -> Path:
     if site:
         return Path(site)
     out = Path(tempfile.mkdtemp(prefix="sk-bench-site-"))
-    subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(REPO / "mkdocs.yml"),
+    subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(EXAMPLE / "mkdocs.yml"),
                     "-d", str(out)], check=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
     return out
 

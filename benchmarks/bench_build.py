@@ -36,6 +36,7 @@ import yaml
 from mkdocs.utils.yaml import yaml_load
 
 REPO = Path(__file__).resolve().parents[1]
+EXAMPLE = REPO / "examples" / "homepage"
 SITES = {"netbox": REPO / "tests" / "corpora" / "netbox-docs", "example": REPO}
 QUESTIONS = {
     "netbox": ["How do I configure LDAP authentication?", "What is a VRF?",
@@ -59,7 +60,7 @@ def _prepare(site: str, workdir: Path, with_plugin: bool) -> Path:
     if with_plugin:
         options: dict[str, Any] = {"chat": False}
         if site == "example":
-            options["ontology"] = str(REPO / "ontology.py")
+            options["ontology"] = str(EXAMPLE / "ontology.py")
         plugins.append({"site-knowledge": options})
     config["plugins"] = plugins
     (target / "mkdocs.yml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")

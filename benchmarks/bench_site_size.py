@@ -24,6 +24,7 @@ import yaml
 from mkdocs.utils.yaml import yaml_load
 
 REPO = Path(__file__).resolve().parents[1]
+EXAMPLE = REPO / "examples" / "homepage"
 ASSETS = "assets/site-knowledge"
 HOSTED = "https://models.example.org/mlc/"  # WebLLM's weights self-hosted elsewhere
 VARIANTS: dict[str, dict[str, Any]] = {
@@ -39,9 +40,9 @@ VARIANTS: dict[str, dict[str, Any]] = {
 def build(workdir: Path, options: dict[str, Any]) -> Path:
     """The example site built with the plugin's options updated by ``options``."""
     for name in ("docs", "ontology.py"):
-        src = REPO / name
+        src = EXAMPLE / name
         (shutil.copytree if src.is_dir() else shutil.copy2)(src, workdir / name)
-    config = yaml_load((REPO / "mkdocs.yml").read_text(encoding="utf-8"))
+    config = yaml_load((EXAMPLE / "mkdocs.yml").read_text(encoding="utf-8"))
     for i, plugin in enumerate(config["plugins"]):
         if isinstance(plugin, dict) and "site-knowledge" in plugin:
             config["plugins"][i] = {"site-knowledge": {**plugin["site-knowledge"], **options}}

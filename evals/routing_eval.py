@@ -35,9 +35,9 @@ from site_knowledge.evals import report
 from site_knowledge.evals.dataset import RetrievalQuestion, load_items, load_questions
 from site_knowledge.gateway.answer import assemble_prompt, route_evidence
 from site_knowledge.gateway.app import create_app, without_injected_turns
-from site_knowledge.gateway.state import Gateway
 from site_knowledge.gateway.config import GatewayConfig, Limits, Routing
 from site_knowledge.gateway.policy import AskRequest, Exchange
+from site_knowledge.gateway.state import Gateway
 from site_knowledge.grounding import is_injection
 
 if TYPE_CHECKING:

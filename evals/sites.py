@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
+EXAMPLE = REPO / "examples" / "homepage"
 CORPORA = REPO / "tests" / "corpora"
 
 
@@ -27,7 +28,7 @@ class Site:
 
 
 SITES: dict[str, Site] = {
-    "example": Site("example", REPO / "mkdocs.yml"),
+    "example": Site("example", EXAMPLE / "mkdocs.yml"),
     "netbox": Site("netbox", CORPORA / "netbox-docs" / "mkdocs.yml"),
     "evaluationcontext-blog": Site(
         "evaluationcontext-blog", CORPORA / "evaluationcontext-blog" / "mkdocs.yml"

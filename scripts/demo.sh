@@ -8,5 +8,5 @@ bash scripts/setup.sh
 export SITE_KNOWLEDGE_GATEWAY="${SITE_KNOWLEDGE_GATEWAY:-http://127.0.0.1:8787}"
 export SITE_KNOWLEDGE_SITE_URL="${SITE_KNOWLEDGE_SITE_URL:-http://127.0.0.1:8000/}"
 echo "==> mkdocs build (gateway $SITE_KNOWLEDGE_GATEWAY)"
-.venv/bin/mkdocs build --strict -d site
+.venv/bin/mkdocs build --strict -f examples/homepage/mkdocs.yml -d "$PWD/site"
 exec .venv/bin/site-knowledge serve site --mode public "$@"

@@ -16,6 +16,7 @@ from mkdocs.utils.yaml import yaml_load
 from sites import NETBOX
 
 REPO = Path(__file__).resolve().parents[1]
+EXAMPLE = REPO / "examples" / "homepage"
 BROWSER_TESTS = REPO / "tests" / "browser"
 CHROMIUM = Path(os.environ.get("SK_CHROMIUM", "/usr/bin/chromium"))
 VENDOR = REPO / "site_knowledge" / "browser" / "vendor" / "manifest.json"
@@ -69,12 +70,12 @@ def _no_remote_fonts(config: dict[str, Any]) -> None:
 def build_example_site(workdir: Path) -> Path:
     """The repository's example site (Material, instant navigation), without Google Fonts."""
     for name in ("docs", "ontology.py"):
-        src = REPO / name
+        src = EXAMPLE / name
         if src.is_dir():
             shutil.copytree(src, workdir / name)
         else:
             shutil.copy2(src, workdir / name)
-    config = yaml_load((REPO / "mkdocs.yml").read_text(encoding="utf-8"))
+    config = yaml_load((EXAMPLE / "mkdocs.yml").read_text(encoding="utf-8"))
     _no_remote_fonts(config)
     return build(config, workdir)
 

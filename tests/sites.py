@@ -18,6 +18,7 @@ from site_knowledge.compiler.compiler import BuildReport
 from site_knowledge.retrieval.artifact import load_artifact
 
 REPO = Path(__file__).resolve().parents[1]
+EXAMPLE = REPO / "examples" / "homepage"
 CORPORA = REPO / "tests" / "corpora"
 NETBOX = CORPORA / "netbox-docs"
 OUTPUT = "assets/site-knowledge"
@@ -55,9 +56,9 @@ def build_site(config_file: Path, site_dir: Path, serve: bool = False,
 def copy_example(target: Path) -> Path:
     """A writable copy of the example site (mkdocs.yml, docs/, ontology.py)."""
     target.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(REPO / "docs", target / "docs")
-    shutil.copy(REPO / "mkdocs.yml", target / "mkdocs.yml")
-    shutil.copy(REPO / "ontology.py", target / "ontology.py")
+    shutil.copytree(EXAMPLE / "docs", target / "docs")
+    shutil.copy(EXAMPLE / "mkdocs.yml", target / "mkdocs.yml")
+    shutil.copy(EXAMPLE / "ontology.py", target / "ontology.py")
     return target / "mkdocs.yml"
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from sites import CORPORA, REPO
+from sites import CORPORA, EXAMPLE, REPO
 
 from site_knowledge.built_site.config import PythonTag, load_site_config, read_yaml
 from site_knowledge.compiler.model import BuildError
@@ -19,12 +19,12 @@ def write(folder: Path, text: str, name: str = "mkdocs.yml") -> Path:
 
 def test_example_site(monkeypatch) -> None:
     monkeypatch.setenv("SITE_KNOWLEDGE_GATEWAY", "https://ask.example.org")
-    config = load_site_config(REPO / "mkdocs.yml", REPO / "site")
+    config = load_site_config(EXAMPLE / "mkdocs.yml", REPO / "site")
     assert config.mkdocs.site_name == "Teo Varga"
-    assert Path(config.mkdocs.docs_dir) == REPO / "docs"
+    assert Path(config.mkdocs.docs_dir) == EXAMPLE / "docs"
     assert config.mkdocs.use_directory_urls is True
     assert config.options.gateways == ["https://ask.example.org"]
-    assert Path(config.options.ontology) == REPO / "ontology.py"
+    assert Path(config.options.ontology) == EXAMPLE / "ontology.py"
     (blog,) = config.blogs
     assert (blog.blog_dir, blog.post_url_format) == ("blog", "{date}/{slug}")
 

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from sites import REPO, copy_example
+from sites import EXAMPLE, copy_example
 
 from site_knowledge.built_site.config import load_site_config
 from site_knowledge.built_site.sources import SiteSources, site_sources
@@ -20,7 +20,7 @@ def sources_of(config_file: Path) -> SiteSources:
 
 
 def test_example_site_pages_posts_listing_and_drafts() -> None:
-    by_src = {page.src_uri: page for page in sources_of(REPO / "mkdocs.yml").pages}
+    by_src = {page.src_uri: page for page in sources_of(EXAMPLE / "mkdocs.yml").pages}
     home, cv = by_src["index.md"], by_src["cv.md"]
     assert (home.url, home.built_path, home.title("Hi, I'm Teo")) == ("", "index.html", "Home")
     assert (cv.url, cv.built_path, cv.title("Curriculum vitae")) == ("cv/", "cv/index.html", "CV")

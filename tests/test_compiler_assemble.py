@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sites import REPO
+from sites import EXAMPLE
 
 from site_knowledge.compiler.assemble import (
     embedding_cache_dir,
@@ -29,7 +29,7 @@ def test_site_without_ontology_gets_the_generic_prompt() -> None:
 
 
 def test_ontology_gives_its_sources_derived_facts_and_prompt() -> None:
-    sources, prompt = load_knowledge_inputs(REPO / "ontology.py", "Teo Varga")
+    sources, prompt = load_knowledge_inputs(EXAMPLE / "ontology.py", "Teo Varga")
     assert {source.kind for source in sources} == {"ontology"}
     assert {"profile", "career", "derived-facts"} <= {source.id for source in sources}
     assert "Teo" in prompt.system

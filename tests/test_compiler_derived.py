@@ -14,6 +14,7 @@ from site_knowledge.compiler.ontology import Ontology
 from site_knowledge.compiler.ontology_check import load_ontology
 
 ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "homepage"
 
 FIXTURE = """
 PROFILE = {
@@ -188,7 +189,7 @@ def test_compiler_date_moves_open_periods_only(ada):
 
 
 def test_real_ontology_known_answers():
-    ont = load_ontology(ROOT / "ontology.py")
+    ont = load_ontology(EXAMPLE / "ontology.py")
     text = "\n".join(s.text for s in derived_facts(ont, date(2026, 11, 30)).sections)
     assert "Teo lived in the Netherlands for 4 years and 4 months in total" in text
     assert "Teo lived in Switzerland for 2 years and 10 months in total" in text
@@ -199,10 +200,10 @@ def test_real_ontology_known_answers():
 
 
 def test_real_ontology_anchors_exist_on_the_career_page():
-    ont = load_ontology(ROOT / "ontology.py")
+    ont = load_ontology(EXAMPLE / "ontology.py")
     source = derived_facts(ont, date(2026, 11, 30))
     assert source.url == "cv/"
-    page = (ROOT / "docs" / "cv.md").read_text(encoding="utf-8")
+    page = (EXAMPLE / "docs" / "cv.md").read_text(encoding="utf-8")
     for section in source.sections:
         if section.anchor:
             assert re.search(rf"#{re.escape(section.anchor)}[\s}}]", page), section.anchor

@@ -12,6 +12,7 @@ from site_knowledge.compiler.ontology_check import load_ontology
 from site_knowledge.compiler.ontology_sources import ontology_sources
 
 ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "homepage"
 
 
 def test_year_only_dates_span_whole_years_and_long_notes_split(tmp_path):
@@ -29,7 +30,7 @@ def test_year_only_dates_span_whole_years_and_long_notes_split(tmp_path):
 
 
 def test_real_ontology_sources_are_bounded_and_well_formed():
-    ont = load_ontology(ROOT / "ontology.py")
+    ont = load_ontology(EXAMPLE / "ontology.py")
     sources = ontology_sources(ont)
     ids = [s.id for s in sources]
     assert ids == [
@@ -51,7 +52,7 @@ def test_real_ontology_sources_are_bounded_and_well_formed():
 
 
 def test_real_ontology_timelines_read_as_sentences():
-    sources = {s.id: s for s in ontology_sources(load_ontology(ROOT / "ontology.py"))}
+    sources = {s.id: s for s in ontology_sources(load_ontology(EXAMPLE / "ontology.py"))}
     career = " ".join(s.text for s in sources["career"].sections)
     assert (
         "Teodor Varga worked as Staff Engineer at Northwind Maps in Zurich, Switzerland, "
@@ -63,7 +64,7 @@ def test_real_ontology_timelines_read_as_sentences():
 
 
 def _page_source(url: str) -> Path:
-    docs = ROOT / "docs"
+    docs = EXAMPLE / "docs"
     if url == "":
         return docs / "index.md"
     candidates = [docs / f"{url.rstrip('/')}.md", docs / url / "index.md"]
@@ -71,7 +72,7 @@ def _page_source(url: str) -> Path:
 
 
 def test_real_ontology_links_to_real_pages_and_anchors():
-    for source in ontology_sources(load_ontology(ROOT / "ontology.py")):
+    for source in ontology_sources(load_ontology(EXAMPLE / "ontology.py")):
         page = _page_source(source.url)
         assert page.is_file(), f"{source.id}: no page for URL {source.url!r}"
         text = page.read_text(encoding="utf-8")

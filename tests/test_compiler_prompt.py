@@ -18,15 +18,16 @@ from site_knowledge.compiler.prompt import (
 )
 
 ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "homepage"
 
 
 @pytest.fixture(scope="module")
 def ont() -> Ontology:
-    return load_ontology(ROOT / "ontology.py")
+    return load_ontology(EXAMPLE / "ontology.py")
 
 
 def test_prompt_is_byte_identical_across_loads(ont):
-    again = load_ontology(ROOT / "ontology.py")
+    again = load_ontology(EXAMPLE / "ontology.py")
     first = render_system_prompt(ont, "Teo Varga")
     assert first == render_system_prompt(again, "Teo Varga")
     assert first.encode() == render_system_prompt(ont, "Teo Varga").encode()

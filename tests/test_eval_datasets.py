@@ -27,6 +27,7 @@ from site_knowledge.evals.dataset import (
 from site_knowledge.evals.text import matches, normalise
 
 REPO = Path(__file__).resolve().parent.parent
+EXAMPLE = REPO / "examples" / "homepage"
 CORPORA = REPO / "tests" / "corpora"
 QUESTION_SETS = {
     "netbox": CORPORA / "netbox-docs" / "docs",
@@ -109,7 +110,7 @@ def test_battery_sources_exist_and_state_the_facts(version: str, example_site: B
 
 def test_planted_injections_are_on_the_site_and_labelled() -> None:
     for path, planted in PLANTED.items():
-        page = (REPO / "docs" / path).read_text(encoding="utf-8")
+        page = (EXAMPLE / "docs" / path).read_text(encoding="utf-8")
         assert planted in page, path
         if path != "blog/posts/prompt-injection.md":  # the first one says so in its text
             front_matter = page.split("---")[1]
@@ -118,8 +119,8 @@ def test_planted_injections_are_on_the_site_and_labelled() -> None:
 
 def test_no_item_is_answered_by_an_unpublished_draft() -> None:
     drafts = [
-        REPO / "docs" / "drafts" / "salary-notes.md",
-        *(REPO / "docs" / "blog" / "posts").glob("draft-*.md"),
+        EXAMPLE / "docs" / "drafts" / "salary-notes.md",
+        *(EXAMPLE / "docs" / "blog" / "posts").glob("draft-*.md"),
     ]
     secrets = [
         w for d in drafts for w in re.findall(r"\b[A-Z]{4,}-[A-Z0-9-]+\b", d.read_text(encoding="utf-8"))
