@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_sites import EXAMPLE, build_example_site, build_plain_theme_site, require_browser, run_node
+from browser_sites import REPO, build_example_site, build_plain_theme_site, require_browser, run_node
 
 from site_knowledge.grounding import Passage
 from site_knowledge.grounding.site import SiteGrounding
@@ -20,7 +20,7 @@ from site_knowledge.retrieval import load_index
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-SCREENSHOTS = EXAMPLE / "docs" / "assets" / "screenshots"
+SCREENSHOTS = REPO / "docs" / "assets" / "screenshots"
 LAUNCHER_BUDGET = 8 * 1024
 ON_TOPIC = "Where did Teo work before his current job?"
 FOLLOW_UP = "What did he do there?"

@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
-from browser_sites import EXAMPLE, build_example_site, require_browser, run_node
+from browser_sites import REPO, build_example_site, require_browser, run_node
 from gateway_fixtures import (
     HAVE_LLAMA,
     MODEL,
@@ -33,7 +33,7 @@ from site_knowledge.retrieval import load_index
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-SCREENSHOTS = EXAMPLE / "docs" / "assets" / "screenshots"
+SCREENSHOTS = REPO / "docs" / "assets" / "screenshots"
 
 
 @pytest.fixture(scope="module")
