@@ -21,13 +21,16 @@ from pathlib import Path
 from typing import Any
 
 from site_knowledge.gateway.prompt import Evidence
-from site_knowledge.grounding import affirmation, answer, attribution, claims, injection, premises, text
-from site_knowledge.grounding.answer import Context, Grounded, Passage, ground
+from site_knowledge.grounding import affirmation, answer, attribution, claims, injection, text
+from site_knowledge.grounding.answer import Context, Grounded, ground
 from site_knowledge.grounding.attribution import Lexicon
 from site_knowledge.grounding.claims import Support
-from site_knowledge.grounding.premises import SiteWords, correction, notice
+from site_knowledge.grounding.evidence import Passage
+from site_knowledge.grounding.premises import correction, notice
+from site_knowledge.retrieval import words
 from site_knowledge.retrieval.lexical import BM25
 from site_knowledge.retrieval.tokenizer import STOPWORDS, indexed_text, tokenize
+from site_knowledge.retrieval.words import SiteWords
 
 OUT = Path(__file__).resolve().parents[1] / "tests" / "data" / "grounding_vectors.json"
 K1, B = 1.2, 0.75
@@ -501,7 +504,7 @@ def patterns() -> dict[str, dict[str, Any]]:
         "CODE_TOKEN": text.CODE_TOKEN, "ZERO_WIDTH": text.ZERO_WIDTH,
         "IDENTIFIER": text.IDENTIFIER, "SPAN": claims.SPAN,
         "CITATION": text.CITATION, "MARKER": text._MARKER, "URL": text._URL, "CODE": text._CODE,
-        "BOUNDARY": text._BOUNDARY, "ABBREVIATION": text._ABBREVIATION, "WORD": text.WORD,
+        "BOUNDARY": text._BOUNDARY, "ABBREVIATION": text._ABBREVIATION, "WORD": words.WORD,
         "NEGATION": text.NEGATION, "SAYING": text.SAYING, "SOURCE": text.SOURCE,
         "NUMBER": text._NUMBER,
         "SENTENCE_OPENERS": claims._SENTENCE_OPENERS, "AFTER_COLON": claims._AFTER_COLON, "AGE": claims.AGE,
@@ -571,11 +574,11 @@ def build(with_unicode: bool = True) -> dict[str, Any]:
             "MIN_SUPPORT": attribution.MIN_SUPPORT, "MIN_SHARED": attribution.MIN_SHARED,
             "NEAR_BEST": attribution.NEAR_BEST, "KEEP_MARKER": attribution.KEEP_MARKER,
             "TERSE": attribution.TERSE,
-            "STEM": premises.STEM, "SHORT": claims._SHORT,
+            "STEM": words.STEM, "SHORT": claims._SHORT,
             "QUOTE_MIN_WORDS": answer.QUOTE_MIN_WORDS, "UNSUPPORTED": answer.UNSUPPORTED,
             "RELEVANT_SHARED": answer.RELEVANT_SHARED, "RELEVANT_SHARE": answer.RELEVANT_SHARE,
             "FICTION_NOTE": answer.FICTION_NOTE,
-            "NUMBER_WORDS": text.NUMBER_WORDS, "IGNORED_NAMES": sorted(claims.IGNORED_NAMES),
+            "NUMBER_WORDS": text.NUMBER_WORDS, "IGNORED_NAMES": sorted(words.IGNORED_NAMES),
             "TRIVIAL_NUMBERS": sorted(claims._TRIVIAL_NUMBERS),
             "DURATION": sorted(claims._DURATION), "UNITS": sorted(claims.UNITS),
             "YEARS": [claims._YEAR[0], claims._YEAR[-1]],
@@ -601,7 +604,7 @@ def build(with_unicode: bool = True) -> dict[str, Any]:
                       for a in SENTENCES],
         "tokens": [{"text": t, "tokens": lexicon.tokenize(t)} for t in TOKENS],
         "plain": [{"text": t, "plain": text.plain(t)} for t in PLAIN],
-        "fold": [{"word": w, "fold": text.fold(w)} for w in FOLD],
+        "fold": [{"word": w, "fold": words.fold(w)} for w in FOLD],
         "inflection": [{"term": t, "key": text.inflection_key(t)} for t in INFLECTION],
         "numbers": [{"text": t, "numbers": [[w, v] for w, v in text.numbers(t)]}
                     for t in NUMBERS],
@@ -621,10 +624,10 @@ def build(with_unicode: bool = True) -> dict[str, Any]:
             {"sentence": s, "question": q, "people": sorted(site_terms),
              "premises": sorted(premises), "claims": [
                 [c.kind, c.text] for c in claims.unsupported(
-                    s, support, frozenset(text.fold(w) for w in text.WORD.findall(q)),
+                    s, support, frozenset(words.fold(w) for w in words.WORD.findall(q)),
                     people=site_terms, premises=premises)]}
             for s, q in UNSUPPORTED
-            for premises in [frozenset(text.fold(t) for t in site_words.unknown_terms(q))]
+            for premises in [frozenset(words.fold(t) for t in site_words.unknown_terms(q))]
         ],
         "attribution": [
             {"sentence": s, "passages": picked, "question": q,

@@ -4,6 +4,7 @@ holds them together."""
 
 from __future__ import annotations
 
+from site_knowledge.grounding import Passage
 from site_knowledge.grounding.affirmation import (
     affirming,
     asked_terms,
@@ -15,7 +16,7 @@ from site_knowledge.grounding.affirmation import (
     unconfirmed_yes,
     windows,
 )
-from site_knowledge.grounding.answer import UNSUPPORTED, Context, Passage, ground
+from site_knowledge.grounding.answer import UNSUPPORTED, Context, ground
 from site_knowledge.grounding.attribution import Lexicon
 from site_knowledge.grounding.claims import Support
 from site_knowledge.retrieval.tokenizer import tokenize

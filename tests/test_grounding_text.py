@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from site_knowledge.grounding.text import (
-    fold,
     inflection_key,
     is_negated,
     numbers,
@@ -34,11 +33,6 @@ def test_numbers_read_separators_suffixes_and_words():
 def test_plain_drops_markers_urls_and_the_backticks_of_code():
     assert plain("See [2] https://x.org/a and [docs](cv/) or `rm -rf 42`").split() == \
         ["See", "and", "[docs]", "or", "rm", "-rf", "42"]
-
-
-def test_fold_strips_possessives_and_plurals():
-    assert [fold(w) for w in ("Teo's", "Cities", "Systems", "status")] == \
-        ["teo", "city", "system", "status"]
 
 
 def test_inflection_key_folds_regular_verb_endings_only():

@@ -6,12 +6,11 @@
 // tests/data/grounding_vectors.json holds the two together.
 
 import { headingLabel } from "./prompt.js";
-import { idf as bm25Idf, foldPlural, tokenize } from "./retrieval.js";
+import { idf as bm25Idf, tokenize } from "./retrieval.js";
+import { IGNORED_NAMES, STEM, SiteWords, WORD, WORD_PATTERN, fold, isName } from "./words.js";
 import {
   asciiDigits,
   chars,
-  isAlpha,
-  isCombining,
   isDigit,
   isSpace,
   isUpper,
@@ -63,7 +62,7 @@ export const PYTHON_PATTERNS = {
       String.raw`jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)|\b[A-Z])\.$`,
     true,
   ],
-  WORD: [String.raw`[^\W_]+(?:['’][^\W_]+)*`, false],
+  WORD: WORD_PATTERN,
   NEGATION: [String.raw`\b(?:not|never|no|none|neither|nor|without|nothing|nowhere)\b|n['’]t\b`, true],
   SAYING: [
     String.raw`\b(?:mention(?:s|ed)?|say(?:s)?|said|cover(?:s|ed)?|provide(?:s|d)?|state(?:s|d)?|` +
@@ -155,7 +154,6 @@ const CODE = compiled("CODE", ALL);
 const BOUNDARY = compiled("BOUNDARY", ALL);
 const ABBREVIATION = compiled("ABBREVIATION");
 const LIST_NUMBER = compiled("LIST_NUMBER", { fullmatch: true });
-const WORD = compiled("WORD", ALL);
 const NEGATION = compiled("NEGATION");
 const SAYING = compiled("SAYING");
 const SOURCE = compiled("SOURCE");
@@ -253,15 +251,6 @@ function withoutIdentifiers(sentence, found) {
   return sentence;
 }
 
-/** A word as claims compare it: lower case without diacritics (NFKD, combining marks dropped,
- * then NFKC), no possessive, plural folded. */
-export function fold(word) {
-  const bare = chars(word.normalize("NFKD")).filter((c) => !isCombining(c)).join("");
-  let w = bare.normalize("NFKC").toLowerCase().replaceAll("’", "'");
-  if (w.endsWith("'s")) w = w.slice(0, -2);
-  return foldPlural(w);
-}
-
 const VOWEL = /[aeiouy]/;
 const UNDOUBLED = new Set("aeioulsfz");
 
@@ -329,8 +318,6 @@ const PERSONAL = compiled("PERSONAL");
 const PRIVATE_ALL = pyRegex(PYTHON_PATTERNS.PRIVATE[0], { ignoreCase: true, global: true });
 const AFTER_COLON = compiled("AFTER_COLON");
 const LIST_MARKER = compiled("LIST_MARKER");
-const IGNORED_NAMES = new Set(["i", "i'm", "i've", "i'd", "i'll", "yes", "no", "yeah", "sure", "ok",
-  "okay", "correct", "indeed", "note", "none", "nothing", "unknown"]);
 /** A sentence of at most this many words (a list item, a one-word answer) has its opening word
  * checked as a name too. */
 const SHORT = 2;
@@ -574,16 +561,6 @@ export class Support {
   }
 }
 
-/** Capitalised words not opening a sentence, and any word with capitals after its first
- * letter (PhD, PWNED, iOS). */
-export function isName(word, opener) {
-  if (IGNORED_NAMES.has(fold(word))) return false;
-  const letters = chars(word);
-  const innerCapital = letters.slice(1).some(isUpper);
-  if (innerCapital && letters.filter(isAlpha).length >= 2) return true;
-  return isUpper(letters[0]) && !opener;
-}
-
 /** The numbers and name-like words of one sentence, in order, as [kind, text] (a leading list
  * number is not a claim). An opening word counts as a name after a colon, in a sentence of at
  * most SHORT words or before another capitalised word, unless it is a stopword (`tokenizeText`
@@ -656,53 +633,6 @@ function deniedWhereverNamed(sentence, folded) {
 }
 
 // ---- Premises (premises.py) ----
-
-const STEM = 4;
-
-/** The site's vocabulary (tokenizer terms, folded as claims fold words) with every stem prefix,
- * built once. */
-export class SiteWords {
-  constructor(vocabulary, stopwords) {
-    this.stopwords = new Set(stopwords);
-    this.prefixes = new Set();
-    for (const term of new Set([...vocabulary].map(fold))) {
-      const letters = chars(term);
-      this.prefixes.add(term);
-      for (let n = STEM; n <= letters.length; n++) this.prefixes.add(letters.slice(0, n).join(""));
-    }
-  }
-
-  /** The site uses the word or a word of the same stem. */
-  uses(word) {
-    const folded = chars(fold(word));
-    const stem = folded.slice(0, Math.max(STEM, folded.length - 3)).join("");
-    return this.prefixes.has(stem) || this.prefixes.has(folded.join(""));
-  }
-
-  /** Names in the question (capitalised after the first word, or with inner capitals) that the
-   * site never uses, as the visitor wrote them; common words are left out. */
-  unknownTerms(question) {
-    const out = [];
-    let index = 0;
-    for (const [word] of question.matchAll(WORD)) {
-      const opener = index === 0;
-      index += 1;
-      if (!isName(word, opener) || this.stopwords.has(fold(word)) || chars(word).some(isDigit) || this.uses(word)) {
-        continue;
-      }
-      if (!out.includes(word)) out.push(word);
-    }
-    return out;
-  }
-
-  /** The question less its `unknownTerms`, spaces collapsed: what ranking reads (SPEC.md,
-   * "Premise names"). */
-  withoutUnknown(question) {
-    const unknown = new Set(this.unknownTerms(question));
-    if (!unknown.size) return question;
-    return splitSpace(question.replace(WORD, (word) => (unknown.has(word) ? "" : word))).join(" ");
-  }
-}
 
 /** The line the answer prompt carries when the question uses words the site never does. */
 export function notice(terms) {

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 
-from site_knowledge.grounding.answer import heading_label
+from site_knowledge.grounding import heading_label
 
 from .gaps import Ledger, Place
 from .policy import RateLimiter, Refusal, check_origin, check_token, visitor_key

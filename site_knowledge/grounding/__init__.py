@@ -6,11 +6,12 @@ JavaScript twin, held to the same SPEC.md by ``tests/data/grounding_vectors.json
 
 from __future__ import annotations
 
-from .answer import Context, Grounded, Passage, ground, heading_label
+from .answer import Context, Grounded, ground
 from .attribution import Lexicon
 from .claims import Support
+from .evidence import Passage, heading_label
 from .injection import is_injection
-from .premises import SiteWords, notice
+from .premises import notice
 
-__all__ = ["Context", "Grounded", "Lexicon", "Passage", "SiteWords", "Support", "ground",
+__all__ = ["Context", "Grounded", "Lexicon", "Passage", "Support", "ground",
            "heading_label", "is_injection", "notice"]

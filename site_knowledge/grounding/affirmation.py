@@ -14,13 +14,14 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from .claims import CLAUSE, is_name
+from site_knowledge.retrieval.words import STEM, WORD, is_name
+
+from .claims import CLAUSE
 from .injection import planted
-from .premises import STEM
-from .text import WORD, is_negated, plain, sentences
+from .text import is_negated, plain, sentences
 
 if TYPE_CHECKING:
-    from .answer import Passage
+    from .evidence import Passage
 
 POLAR = re.compile(r"^\W*(?:(?:and|so|but|ok|okay|then)\W+)?(?:is|are|was|were|am|do|does|"
                    r"did|has|have|had|can|could|will|would|shall|should|may|might|must)"

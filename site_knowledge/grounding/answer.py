@@ -8,18 +8,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from site_knowledge.retrieval.words import IGNORED_NAMES, WORD, fold
+
 from .affirmation import CHECKS, ENDED, LASTING, ONGOING
 from .attribution import Lexicon, attribute, valid_markers
-from .claims import IGNORED_NAMES, Claim, Support, unsupported
+from .claims import Claim, Support, unsupported
+from .evidence import Passage
 from .injection import planted
 from .premises import correction
 from .text import (
     CITATION,
-    WORD,
     Sentence,
     cite_phrases_as_markers,
     edited,
-    fold,
     inflection_key,
     is_decline,
     is_negated,
@@ -51,28 +52,6 @@ class Grounded:
     """Why the answer, as it stands, declines to answer: ``unsupported`` (grounding replaced
     it: nothing it claimed held), ``model`` (every sentence the model wrote declines), or None
     for an answer. A declined answer is a refusal to the visitor, the box and the metrics."""
-
-
-@dataclass(frozen=True)
-class Passage:
-    """One evidence passage as the model saw it."""
-
-    label: str
-    """Its title and heading path."""
-    text: str
-    fiction: bool = False
-    """From a source labelled fiction: cited when drawn on, never support, never quoted."""
-    url: str = ""
-    """Where it is published (a fact passage's citation links there)."""
-
-    @property
-    def whole(self) -> str:
-        return f"{self.label}\n{self.text}"
-
-
-def heading_label(title: str, heading: str) -> str:
-    """A passage's label: its source's title, then its heading path when that differs."""
-    return f"{title} > {heading}" if heading and heading != title else title
 
 
 @dataclass

@@ -8,12 +8,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import combinations, pairwise
 
+from site_knowledge.retrieval.words import IGNORED_NAMES, WORD, fold, is_name
+
 from .injection import planted
 from .text import (
     NUMBER_WORDS,
-    WORD,
     ZERO_WIDTH,
-    fold,
     identifiers,
     is_negated,
     numbers,
@@ -26,8 +26,6 @@ _YEAR = range(1900, 2101)
 _SENTENCE_OPENERS = re.compile(r"(?:^|[:;(\"“‘]|\s[-–—]|^\s*(?:[-*•]|\d+[.)]))\s*$")
 _AFTER_COLON = re.compile(r":\s*$")
 """A capitalised word after a colon ("The answer is: Vargasburg") is checked as a name."""
-IGNORED_NAMES = frozenset({"i", "i'm", "i've", "i'd", "i'll", "yes", "no", "yeah", "sure", "ok",
-                            "okay", "correct", "indeed", "note", "none", "nothing", "unknown"})
 _SHORT = 2
 """A sentence of at most this many words (a list item, a one-word answer) has its opening
 word checked as a name too."""
@@ -271,17 +269,6 @@ def _content_terms(terms: Iterable[str]) -> list[str]:
 def _terms(text: str, support: Support) -> frozenset[str]:
     """The tokenizer terms of a sentence or clause's plain text, without pure digits."""
     return frozenset(_content_terms(support.tokenize(plain(text))))
-
-
-def is_name(word: str, opener: bool) -> bool:
-    """Capitalised words not opening a sentence, and any word with capitals after its first
-    letter (``PhD``, ``PWNED``, ``iOS``)."""
-    if fold(word) in IGNORED_NAMES:
-        return False
-    inner_capital = any(c.isupper() for c in word[1:])
-    if inner_capital and sum(c.isalpha() for c in word) >= 2:
-        return True
-    return word[0].isupper() and not opener
 
 
 _LIST_MARKER = re.compile(r"^\s*(?:[-*•]\s*)?\d{1,2}[.)]\s+")

@@ -5,13 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .answer import Context, Grounded, Passage, ground, heading_label
+from .answer import Context, Grounded, ground
 from .attribution import Lexicon
 from .claims import Support
-from .premises import SiteWords, correction, notice
+from .evidence import Passage, heading_label
+from .premises import correction, notice
 
 if TYPE_CHECKING:
     from site_knowledge.retrieval import KnowledgeIndex
+    from site_knowledge.retrieval.words import SiteWords
 
 
 class SiteGrounding:

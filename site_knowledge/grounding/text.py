@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
+
+from site_knowledge.retrieval.words import WORD
 
 CITATION = re.compile(r"\[(\d{1,3})\]")
 _MARKER = re.compile(r"[ \t]?\[\d{1,3}\]")
@@ -15,7 +16,6 @@ _ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|approx|ca|cf|no|nr|st|dr|m
                            r"jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)|\b[A-Z])\.$",
                            re.IGNORECASE)
 _LIST_NUMBER = re.compile(r"\s*\d{1,3}\.")
-WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 NEGATION = re.compile(r"\b(?:not|never|no|none|neither|nor|without|nothing|nowhere)\b|n['’]t\b",
                       re.IGNORECASE)
 
@@ -109,20 +109,6 @@ def edited(sentence: str) -> str | None:
     when a marker stands where a word belongs (the whole sentence goes)."""
     cited = cite_phrases_as_markers(sentence)
     return None if has_stand_in(cited) else cited
-
-
-def fold(word: str) -> str:
-    """A word as claims compare it: lower case without diacritics (NFKD, combining marks
-    dropped, then NFKC), no possessive, plural folded."""
-    bare = "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
-    word = unicodedata.normalize("NFKC", bare).lower().replace("’", "'")
-    if word.endswith("'s"):
-        word = word[:-2]
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
-    return word
 
 
 _VOWEL = re.compile(r"[aeiouy]")

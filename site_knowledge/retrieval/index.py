@@ -13,13 +13,13 @@ import numpy as np
 import numpy.typing as npt
 
 from site_knowledge.embedding import Encoder
-from site_knowledge.grounding.premises import SiteWords
 from site_knowledge.retrieval.artifact import ArtifactError, load_artifact
 from site_knowledge.retrieval.fusion import diverse_top, rank_map, ranked
 from site_knowledge.retrieval.gate import decide, decode_elsewhere, signals
 from site_knowledge.retrieval.lexical import BM25
 from site_knowledge.retrieval.tokenizer import WORD, indexed_text, tokenize
 from site_knowledge.retrieval.vectors import dequantize, mean_unit_rows
+from site_knowledge.retrieval.words import SiteWords
 
 Mode = Literal["hybrid", "bm25", "dense"]
 MODES: tuple[Mode, ...] = ("hybrid", "bm25", "dense")

@@ -12,12 +12,10 @@ import {
   Lexicon,
   PYTHON_PATTERNS,
   SiteGrounding,
-  SiteWords,
   Support,
   askedTerms,
   attribute,
   claims,
-  fold,
   ground,
   inflectionKey,
   holds,
@@ -38,6 +36,7 @@ import {
 } from "../../site_knowledge/browser/grounding.js";
 import { asciiDigits, isCombining, isDigit, isSpace, isUpper, length, pyRegex, pySearch } from "../../site_knowledge/browser/pystr.js";
 import { BM25, indexedText, tokenize } from "../../site_knowledge/browser/retrieval.js";
+import { SiteWords, fold } from "../../site_knowledge/browser/words.js";
 
 const DATA = join(dirname(fileURLToPath(import.meta.url)), "..", "data");
 const V = JSON.parse(readFileSync(join(DATA, "grounding_vectors.json"), "utf8"));
