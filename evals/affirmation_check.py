@@ -16,7 +16,7 @@ own name, whether one window of its evidence holds them all. Where none does, an
 restates them is replaced: on an answerable question that is the most false alarms the check
 can raise; on a false premise, the most it can catch.
 
-    .venv/bin/python evals/affirmation_check.py [--site NAME]... [--sites DIR [--reuse]] [--out FILE.md]
+    .venv/bin/python -m evals.affirmation_check [--site NAME]... [--sites DIR [--reuse]] [--out FILE.md]
 """
 
 from __future__ import annotations
@@ -24,14 +24,11 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import sys
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from evals.retrieval_sets import SETS
 from evals.sites import SITES, build, build_arguments, parse_build_arguments

@@ -10,19 +10,16 @@ relevance thresholds, at any relevance after a denied premise about the site) qu
 cites one; and, for the questions the site cannot answer that the gate lets through, how
 often a decline of them would be followed by a quote (noise after a right decline).
 
-    .venv/bin/python evals/quote_check.py [--sites DIR [--reuse]]
+    .venv/bin/python -m evals.quote_check [--sites DIR [--reuse]]
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from evals.affirmation_check import SiteReader
 from evals.retrieval_sets import SETS, EvalSet

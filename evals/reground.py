@@ -9,20 +9,17 @@ what a grounding change does to real model answers, without running the model ag
 refused before any model ran, or whose evidence is gone from the build, are left as they were; so are
 answers whose only change would be their markers.
 
-    .venv/bin/python evals/reground.py REPORT.json SITE_DIR [--battery v2]
+    .venv/bin/python -m evals.reground REPORT.json SITE_DIR [--battery v2]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
 @dataclass(frozen=True)

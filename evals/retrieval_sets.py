@@ -19,9 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evals import retrieval_eval
 from evals.sites import REPO, SITES, build, build_arguments, parse_build_arguments
-from site_knowledge.evals import report
+from site_knowledge.evals import report, retrieval_eval
 from site_knowledge.evals.dataset import battery_dir, load_questions
 
 EVALS = REPO / "evals"

@@ -29,10 +29,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evals.retrieval_eval import percentile
 from evals.retrieval_sets import SETS, EvalSet
 from site_knowledge.evals import report
 from site_knowledge.evals.dataset import RetrievalQuestion, load_items, load_questions
+from site_knowledge.evals.retrieval_eval import percentile
 from site_knowledge.gateway.answer import assemble_prompt, route_evidence
 from site_knowledge.gateway.app import create_app, without_injected_turns
 from site_knowledge.gateway.config import GatewayConfig, Limits, Routing

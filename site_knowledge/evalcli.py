@@ -1,8 +1,12 @@
 """``site-knowledge eval``: the graded battery, its baselines, rescoring, the retrieval eval
 and report comparison.
 
-The battery, its scorer and runners ship in ``site_knowledge.evals``; the retrieval eval and
-the browser engine run from a checkout (``evals/``), and say so elsewhere.
+Everything here ships in ``site_knowledge.evals``, the batteries (v1, v2: questions about the
+example site) included. The retrieval eval reads your own question set (``--questions``: one
+``{id, question, expected, kind, history?}`` object a line, ``expected`` the page paths or
+ontology source ids that answer it) or, by default, the current shipped battery. Only the
+browser engine needs a checkout (its driver, node modules and Chromium come with
+``scripts/setup.sh``).
 
 Examples::
 
@@ -10,7 +14,8 @@ Examples::
     site-knowledge eval --engine llama --url http://127.0.0.1:8080 --site site/
     site-knowledge eval --engine gate-only --site site/ --battery v1
     site-knowledge eval --rescore evals/reports/A.json --site site/
-    site-knowledge eval --retrieval site/ --questions evals/netbox/questions.jsonl
+    site-knowledge eval --retrieval site/ --questions my-questions.jsonl
+    site-knowledge eval --retrieval example-site/ --questions v1
     site-knowledge eval --compare A.json B.json
     site-knowledge eval --table evals/reports/battery-answers-*.json
 """
@@ -24,8 +29,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from types import ModuleType
-
     from site_knowledge.evals.engines import Engine
     from site_knowledge.evals.site import SiteIndex
 
@@ -85,7 +88,11 @@ def register(subparsers: Any) -> None:
         "baseline; needed by the llama, browser and gate-only engines)",
     )
     p.add_argument("--battery", help="battery version (v1, v2) or file (default: the current version)")
-    p.add_argument("--questions", type=Path, help="retrieval questions (JSON lines)")
+    p.add_argument(
+        "--questions",
+        help="retrieval questions: a JSON lines file, or a shipped battery version (v1, v2) "
+        "(default: the current battery, which asks about the example site)",
+    )
     p.add_argument(
         "--only", action="append", default=[], help="run only these categories or ids (repeatable)"
     )
@@ -132,36 +139,16 @@ def run(args: argparse.Namespace) -> int:
     return _battery(args, out)
 
 
-def _checkout_retrieval_eval() -> ModuleType:
-    """The retrieval eval, which lives in a checkout's ``evals/`` (its question sets are not
-    shipped): importable already (pytest, ``PYTHONPATH``) or from the current folder."""
-    try:
-        from evals import retrieval_eval
-    except ImportError:
-        if not (Path.cwd() / "evals" / "retrieval_eval.py").is_file():
-            raise SystemExit(
-                "eval --retrieval runs from a checkout of site-knowledge: run it from the "
-                "repository root (it needs evals/retrieval_eval.py and its question sets)"
-            ) from None
-        sys.path.insert(0, str(Path.cwd()))
-        from evals import retrieval_eval
-    return retrieval_eval
-
-
 def _retrieval(args: argparse.Namespace, out: Path) -> int:
-    from site_knowledge.evals import report
-    from site_knowledge.evals.dataset import load_questions
+    from site_knowledge.evals import report, retrieval_eval
+    from site_knowledge.evals.dataset import battery_path, load_questions
 
-    retrieval_eval = _checkout_retrieval_eval()
-
-    if not args.questions:
-        print("eval --retrieval needs --questions FILE", file=sys.stderr)
-        return 2
-    questions = load_questions(args.questions)
+    path = battery_path(args.questions)
+    questions = load_questions(path)
     results = retrieval_eval.run(args.retrieval, questions)
-    label = args.label or args.questions.stem
+    label = args.label or path.stem
     variants = retrieval_eval.weight_variants(args.retrieval, questions)
-    doc = retrieval_eval.report(args.retrieval, args.questions, questions, results, label, variants)
+    doc = retrieval_eval.report(args.retrieval, path, questions, results, label, variants)
     for mode, m in doc["summary"]["modes"].items():
         r = m["ranking"]
         print(

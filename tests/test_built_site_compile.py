@@ -168,8 +168,8 @@ def test_plain_mkdocs_drf_docs_same_passages_and_recall(tmp_path):
     plugin's build: the same artifact, so the same rankings and recall on its question set.
     Zensical's build of it (in a copy: Zensical writes site/ beside its config) compiles to the
     same artifact too."""
-    from evals import retrieval_eval
     from evals.sites import SITES, build
+    from site_knowledge.evals import retrieval_eval
     from site_knowledge.evals.dataset import load_questions
 
     corpus = SITES["drf-docs"].config_file

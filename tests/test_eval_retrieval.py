@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 from sites import BuiltSite
 
-from evals import retrieval_eval
-from site_knowledge.evals import report
+from site_knowledge.evals import report, retrieval_eval
 from site_knowledge.evals.dataset import RetrievalQuestion, battery_dir, load_battery, load_questions
 from site_knowledge.retrieval.artifact import load_artifact
 

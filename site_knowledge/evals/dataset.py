@@ -288,21 +288,31 @@ def battery_dir() -> Path:
     return Path(str(resources.files("site_knowledge.evals").joinpath("battery")))
 
 
+def battery_path(name: Path | str | None = None) -> Path:
+    """The file of a battery: the current one (``VERSION``), a shipped version (``"v1"``) or a file.
+
+    Raises:
+        DatasetError: when ``name`` is neither a file nor a shipped version.
+    """
+    if name is None:
+        name = (battery_dir() / "VERSION").read_text(encoding="utf-8").strip()
+    path = Path(name)
+    if path.is_file():
+        return path
+    shipped = battery_dir() / f"{name}.jsonl"
+    if not shipped.is_file():
+        versions = sorted(p.stem for p in battery_dir().glob("*.jsonl"))
+        raise DatasetError(f"{name}: no such battery file or version (shipped: {', '.join(versions)})")
+    return shipped
+
+
 def load_battery(name: Path | str | None = None) -> Battery:
     """Load a battery: the current one (``VERSION``), a shipped version (``"v1"``) or a file.
 
     Raises:
         DatasetError: when the battery is malformed or a named version does not exist.
     """
-    if name is None:
-        name = (battery_dir() / "VERSION").read_text(encoding="utf-8").strip()
-    path = Path(name)
-    if not path.is_file():
-        shipped = battery_dir() / f"{name}.jsonl"
-        if not shipped.is_file():
-            versions = sorted(p.stem for p in battery_dir().glob("*.jsonl"))
-            raise DatasetError(f"{name}: no such battery file or version (shipped: {', '.join(versions)})")
-        path = shipped
+    path = battery_path(name)
     return Battery(version=path.stem, path=path, items=load_items(path))
 
 
