@@ -6,20 +6,7 @@ from pathlib import Path
 
 from sites import EXAMPLE
 
-from site_knowledge.compiler.assemble import (
-    embedding_cache_dir,
-    load_knowledge_inputs,
-    merged_budgets,
-)
-from site_knowledge.compiler.compiler import DEFAULT_BUDGETS
-
-
-def test_budget_overrides_apply_per_reader() -> None:
-    budgets = merged_budgets({"browser": {"evidence_chars": 900}})
-    assert budgets["browser"]["evidence_chars"] == 900
-    assert budgets["browser"]["history_chars"] == DEFAULT_BUDGETS["browser"]["history_chars"]
-    assert budgets["gateway"] == DEFAULT_BUDGETS["gateway"]
-    assert DEFAULT_BUDGETS["browser"]["evidence_chars"] != 900, "defaults are not mutated"
+from site_knowledge.compiler.assemble import embedding_cache_dir, load_knowledge_inputs
 
 
 def test_site_without_ontology_gets_the_generic_prompt() -> None:

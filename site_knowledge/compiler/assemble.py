@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
+from site_knowledge.budgets import merged_budgets
 from site_knowledge.compiler.compiler import (
-    DEFAULT_BUDGETS,
     BuildOptions,
     BuildReport,
     PageInput,
@@ -44,7 +44,7 @@ class SiteSettings:
         output_dir: the folder in the built site that receives the artifact.
         ontology: a Python file of structured facts, or None for pages only.
         chunk_size: the passage limit in characters.
-        budgets: overrides of :data:`DEFAULT_BUDGETS`, per reader.
+        budgets: overrides of :data:`site_knowledge.budgets.DEFAULT_BUDGETS`, per reader.
     """
 
     site_name: str
@@ -66,12 +66,6 @@ def load_knowledge_inputs(ontology: Path | None, site_name: str) -> tuple[list[S
     sources = [*ontology_sources(ont), derived_facts(ont, date.today())]
     return sources, PromptParts(render_system_prompt(ont, site_name), *texts,
                                 render_examples(person=True))
-
-
-def merged_budgets(overrides: Mapping[str, Mapping[str, int]]) -> dict[str, dict[str, int]]:
-    """The default budgets with a site's overrides applied, reader by reader."""
-    return {reader: {**values, **overrides.get(reader, {})}
-            for reader, values in DEFAULT_BUDGETS.items()}
 
 
 def embedding_cache_dir(config_dir: Path, configured: str | None) -> Path:

@@ -11,6 +11,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from site_knowledge import __version__
+from site_knowledge.budgets import DEFAULT_BUDGETS
 from site_knowledge.compiler import artifact_cache
 from site_knowledge.compiler.chunking import merge_small_sections, page_sections, source_passages
 from site_knowledge.compiler.embed_cache import EmbeddingCache
@@ -21,12 +22,6 @@ from site_knowledge.progress import ProgressBar
 from site_knowledge.retrieval.artifact_form import SCHEMA_VERSION, passage_count, source_id_for
 from site_knowledge.retrieval.tokenizer import STOPWORDS, TOKENIZER_VERSION, indexed_text, tokenize
 
-DEFAULT_BUDGETS = {
-    "gateway": {"evidence_chars": 2600, "history_chars": 6000, "context_tokens": 4096,
-                "answer_tokens": 256, "max_exchanges": 4},
-    "browser": {"evidence_chars": 1100, "history_chars": 1800, "context_tokens": 2048,
-                "answer_tokens": 256, "max_exchanges": 4},
-}
 DEFAULT_RETRIEVAL = {
     "rrf_k": 30, "candidates": 100, "page_candidates": 50,
     "weights": {"bm25": 1.0, "dense": 1.0, "page_bm25": 1.0, "page_dense": 1.0},

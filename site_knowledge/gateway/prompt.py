@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from site_knowledge.budgets import Budget
 from site_knowledge.grounding import Passage, heading_label
 
 from .control_text import neutralise
@@ -56,13 +57,8 @@ class Evidence:
         return {**named, "id": self.passage_id} if self.passage_id else named
 
 
-@dataclass(frozen=True)
-class Budgets:
-    evidence_chars: int = 2600
-    history_chars: int = 6000
-    context_tokens: int = 4096
-    answer_tokens: int = 256
-    max_exchanges: int = 4
+class Budgets(Budget):
+    """The gateway's budget as the artifact states it (:mod:`site_knowledge.budgets`)."""
 
     @classmethod
     def from_artifact(cls, artifact: dict[str, Any]) -> Budgets:

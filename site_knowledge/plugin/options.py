@@ -7,18 +7,18 @@ section itself (Zensical never imports MkDocs plugins) and validates it with the
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mkdocs.config import base
 from mkdocs.config import config_options as c
 
+from site_knowledge.browser.assets import ENGINES, BrowserOptions, wllama_parts
+from site_knowledge.budgets import FIELD_HELP, READERS, BudgetError, checked_overrides
 from site_knowledge.compiler.assemble import SiteSettings
 from site_knowledge.compiler.model import BuildError
 from site_knowledge.plugin.gateways import GatewayList
-
-if TYPE_CHECKING:
-    from site_knowledge.browser.assets import BrowserOptions
 
 PLUGIN_NAME = "site-knowledge"
 MIN_CHUNK, MAX_CHUNK = 200, 900
@@ -37,8 +37,6 @@ class _WllamaModel(c.Type[str]):
 
     def run_validation(self, value: object) -> str:
         name = super().run_validation(value)
-        from site_knowledge.browser.assets import wllama_parts
-
         try:
             wllama_parts(name)
         except ValueError as error:
@@ -46,8 +44,35 @@ class _WllamaModel(c.Type[str]):
         return name
 
 
+class _Budgets(base.BaseConfigOption[dict[str, dict[str, int]]]):
+    """Per-reader overrides of the context budgets, checked key by key
+    (:func:`site_knowledge.budgets.checked_overrides`); an error names the full key path."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.default: dict[str, dict[str, int]] = {}
+        self._key_name = "budgets"
+
+    def pre_validation(self, config: base.Config, key_name: str) -> None:
+        self._key_name = key_name
+
+    def run_validation(self, value: object) -> dict[str, dict[str, int]]:
+        try:
+            return checked_overrides(value)
+        except BudgetError as error:
+            where = f"{self._key_name}.{error.path}: " if error.path else ""
+            raise base.ValidationError(f"{where}{error.message}") from None
+
+
 class SiteKnowledgeOptions(base.Config):
-    """The options; the README's "Plugin options" table documents each one."""
+    """The options, one a line; :data:`OPTION_HELP` describes each one.
+
+    :func:`option_reference` lists every option's name, type, default and description in
+    schema order, for a generated configuration reference; ``budgets``' fields are described
+    by :data:`site_knowledge.budgets.FIELD_HELP`, with each reader's defaults in
+    :data:`site_knowledge.budgets.READERS`. The README's "Plugin options" table documents the
+    same options.
+    """
 
     enabled = c.Type(bool, default=True)
     ontology = c.Optional(c.File(exists=True))
@@ -55,13 +80,59 @@ class SiteKnowledgeOptions(base.Config):
     cache_dir = c.Optional(c.Type(str))
     output_dir = c.Type(str, default="assets/site-knowledge")
     gateways = GatewayList()
-    engines = c.ListOfItems(c.Choice(("gateway", "webllm", "wllama", "search")),
-                            default=["gateway", "webllm", "wllama", "search"])
-    budgets = c.Type(dict, default={})
+    engines = c.ListOfItems(c.Choice(ENGINES), default=list(ENGINES))
+    budgets = _Budgets()
     chat = c.Type(bool, default=True)
     webllm_url = c.Optional(c.Type(str))
     wllama_model = c.Optional(_WllamaModel(str))
     cdn = c.Type(bool, default=False)
+
+
+OPTION_HELP: dict[str, tuple[str, str]] = {
+    "enabled": ("bool", "Turn the plugin off without removing it."),
+    "ontology": ("path", "A Python file of structured facts, relative to mkdocs.yml; "
+                         "none: pages only."),
+    "chunk_size": ("int", f"Maximum passage length in characters ({MIN_CHUNK}-{MAX_CHUNK})."),
+    "cache_dir": ("path", "The embedding cache, relative to mkdocs.yml; none: "
+                          "$SITE_KNOWLEDGE_CACHE, else ~/.cache/site-knowledge."),
+    "output_dir": ("str", "Where the artifact and the chat box's files go in the built site."),
+    "gateways": ("list of URLs", "Gateway base URLs, tried in order by the chat box: a list, or "
+                                 "one comma-separated string (so !ENV can set it)."),
+    "engines": ("list", f"The chat box's engines, in order, from {', '.join(ENGINES)}; one left "
+                        "out leaves its files out of the built site."),
+    "budgets": ("mapping", f"Overrides of the context budgets per reader ({', '.join(READERS)}) "
+                           f"and field ({', '.join(FIELD_HELP)}), e.g. "
+                           "{browser: {evidence_chars: 900}}; an unknown key or a bad value "
+                           "fails the build, naming the key."),
+    "chat": ("bool", "Inject the chat box and copy its assets (off: artifact only)."),
+    "webllm_url": ("URL", "Base URL of self-hosted MLC weights for WebLLM; none: WebLLM is "
+                          "skipped unless cdn."),
+    "wllama_model": ("str", "The CPU engine's GGUF under vendor/models/: a file, a split model's "
+                            "parts by their common name, or a name's unique start; none: the "
+                            "vendored SmolLM2-135M Q8_0."),
+    "cdn": ("bool", "Opt in to WebLLM's prebuilt models from their public hosts."),
+}
+"""Each option's type (as written in mkdocs.yml) and description."""
+
+
+@dataclass(frozen=True)
+class OptionDoc:
+    """One option as a configuration reference shows it."""
+
+    name: str
+    type: str
+    default: object
+    """The schema's default (None: unset, the description says what applies then)."""
+    description: str
+
+
+def option_reference() -> list[OptionDoc]:
+    """Every option of :class:`SiteKnowledgeOptions` with its type, default and description."""
+    docs = []
+    for name, option in SiteKnowledgeOptions._schema:
+        kind, description = OPTION_HELP[name]
+        docs.append(OptionDoc(name, kind, option.default, description))
+    return docs
 
 
 def load_options(raw: Mapping[str, Any], config_file: Path) -> SiteKnowledgeOptions:
@@ -75,14 +146,13 @@ def load_options(raw: Mapping[str, Any], config_file: Path) -> SiteKnowledgeOpti
     errors, _warnings = options.validate()
     if errors:
         key, error = errors[0]
-        raise BuildError(str(config_file), f"plugins.{PLUGIN_NAME}.{key}: {error}")
+        where = str(error) if str(error).startswith(f"{key}.") else f"{key}: {error}"
+        raise BuildError(str(config_file), f"plugins.{PLUGIN_NAME}.{where}")
     return options
 
 
 def browser_options(options: SiteKnowledgeOptions) -> BrowserOptions:
     """The chat box's options from the validated section."""
-    from site_knowledge.browser.assets import BrowserOptions
-
     return BrowserOptions(gateways=list(options.gateways), engines=list(options.engines),
                           webllm_url=options.webllm_url, wllama_model=options.wllama_model,
                           cdn=options.cdn)
