@@ -3,8 +3,70 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 from .forwarding import ProxyTrust
+
+UPSTREAM_KINDS = ("llama", "openai")
+"""``llama``: llama-server's own endpoints (slots, prompt cache, ``/props``, token counts);
+``openai``: any server with a streaming ``/v1/chat/completions`` (``docs/upstreams.md``)."""
+
+
+@dataclass(frozen=True)
+class UpstreamSpec:
+    """One model server behind the gateway.
+
+    Args:
+        url: its base URL: llama-server's root, or for ``openai`` the base URL OpenAI
+            clients take (``http://host:11434/v1``; a root gets ``/v1`` added).
+        kind: one of ``UPSTREAM_KINDS``.
+        model: the ``model`` name sent with each request, for servers that need one.
+        api_key: sent as ``Authorization: Bearer``; never shown by ``repr``.
+    """
+
+    url: str
+    kind: str = "llama"
+    model: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.kind not in UPSTREAM_KINDS:
+            raise ValueError(f"upstream {self.url!r}: unknown kind {self.kind!r}; "
+                             f"one of {', '.join(UPSTREAM_KINDS)}")
+        parts = urlsplit(self.url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"upstream {self.url!r}: not an http(s) URL with a host")
+        if parts.username is not None or parts.password is not None or parts.query \
+                or parts.fragment:
+            raise ValueError(f"upstream {self.url!r}: no credentials, query or fragment in "
+                             "the URL (an API key comes from --upstream-key-env or "
+                             "--upstream-key-file)")
+        if self.model is not None and not self.model.strip():
+            raise ValueError(f"upstream {self.url!r}: the model name is empty")
+        if self.api_key is not None and not self.api_key.strip():
+            raise ValueError(f"upstream {self.url!r}: the API key is empty")
+
+    @classmethod
+    def parse(cls, text: str) -> UpstreamSpec:
+        """``URL`` (llama-server) or ``KIND+URL``, e.g. ``openai+http://127.0.0.1:11434/v1``.
+
+        Raises:
+            ValueError: an unknown kind or a URL that is not a bare http(s) base URL.
+        """
+        kind, plus, rest = text.partition("+")
+        if plus and "://" not in kind:
+            return cls(rest, kind)
+        return cls(text)
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """What each request to it carries: the API key, when it has one."""
+        return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+
+
+def upstream_spec(upstream: str | UpstreamSpec) -> UpstreamSpec:
+    """An upstream as configured: a spec, or its text form (``UpstreamSpec.parse``)."""
+    return upstream if isinstance(upstream, UpstreamSpec) else UpstreamSpec.parse(upstream)
 
 
 @dataclass(frozen=True)
@@ -90,7 +152,8 @@ class GatewayConfig:
     """How one gateway runs.
 
     Args:
-        upstreams: llama-server base URLs, tried in order before generation begins.
+        upstreams: the model servers (``UpstreamSpec``s, or their text form: a
+            llama-server URL or ``KIND+URL``), tried in order before generation begins.
         allow_origins: browser origins allowed to call ``/api/ask``.
         token: the bearer token every client must present (private mode); ``None`` is
             public mode, where anyone may ask within the origins and the limits.
@@ -105,7 +168,7 @@ class GatewayConfig:
             or ``None`` to search with the earlier questions added (the artifact's rule).
     """
 
-    upstreams: tuple[str, ...]
+    upstreams: tuple[str | UpstreamSpec, ...]
     allow_origins: frozenset[str] = frozenset()
     token: str | None = None
     answer_slot: int = 1
@@ -118,5 +181,11 @@ class GatewayConfig:
     followups: Followups | None = field(default_factory=Followups)
 
     def __post_init__(self) -> None:
+        self.upstream_specs  # noqa: B018 - a bad upstream fails here, with its reason
         if self.token is not None and not self.token.strip():
             raise ValueError("private mode needs a token that is not empty; None is public mode")
+
+    @property
+    def upstream_specs(self) -> tuple[UpstreamSpec, ...]:
+        """``upstreams`` as specs, in order."""
+        return tuple(upstream_spec(u) for u in self.upstreams)
