@@ -5,7 +5,7 @@ page view before the box opens, bytes on first open split by artifact / encoder 
 warm in-browser embed + search p50/p95, end-to-end refusal latency, and (example site) the
 wllama CPU model's prefill and decode speed. Times are machine-bound.
 
-    .venv/bin/python benchmarks/bench_browser.py [--json OUT] [--no-wllama]
+    .venv/bin/python -m benchmarks.bench_browser [--json OUT] [--no-wllama]
 """
 
 from __future__ import annotations
@@ -13,15 +13,12 @@ from __future__ import annotations
 import argparse
 import json
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))
-
-from browser_sites import build_example_site, build_netbox_site  # noqa: E402
+from evals.sites import REPO, SITES, build
+from site_knowledge.evals.dataset import load_battery, load_questions
 
 OFF_TOPIC = [
     "What is the capital of Australia?",
@@ -34,14 +31,13 @@ OFF_TOPIC = [
 
 
 def example_questions() -> list[str]:
-    rows = [json.loads(line) for line in (REPO / "evals/battery/v1.jsonl").read_text().splitlines()]
-    return [r["question"] for r in rows if r["category"] in ("lookup", "synthesis")][:25]
+    items = load_battery("v1").items
+    return [i.question for i in items if i.category in ("lookup", "synthesis")][:25]
 
 
 def netbox_questions() -> list[str]:
-    rows = [json.loads(line) for line in (REPO / "evals/netbox/questions.jsonl").read_text()
-            .splitlines()]
-    return [r["question"] for r in rows if r["kind"] != "out_of_scope"]
+    questions = load_questions(REPO / "evals" / "netbox" / "questions.jsonl")
+    return [q.question for q in questions if q.in_scope]
 
 
 def run(site: Path, questions: list[str], wllama: bool, work: Path) -> dict[str, Any]:
@@ -92,11 +88,10 @@ def main() -> int:
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="sk-bench-browser-"))
     results = {}
-    example = build_example_site(work / "example-src")
+    example = build(SITES["example"], work / "example")
     results["example"] = run(example, example_questions(), not args.no_wllama, work)
     report("example site", results["example"])
-    (work / "netbox-src").mkdir()
-    netbox = build_netbox_site(work / "netbox-src")
+    netbox = build(SITES["netbox"], work / "netbox")
     results["netbox"] = run(netbox, netbox_questions(), False, work)
     report("netbox-docs", results["netbox"])
     if args.json:

@@ -9,8 +9,8 @@ its ratio is taken against the plain build of the same repeat, in wall time and 
 medians over repeats are reported with the load average seen. The artifact's bytes per
 passage beyond the passage text and the Python reader's query latency follow.
 
-    .venv/bin/python benchmarks/bench_build.py --site netbox --repeat 3
-    .venv/bin/python benchmarks/bench_build.py --site netbox --repeat 5 --warm-only
+    .venv/bin/python -m benchmarks.bench_build --site netbox --repeat 3
+    .venv/bin/python -m benchmarks.bench_build --site netbox --repeat 5 --warm-only
 
 ``--warm-only`` measures plain and warm builds alone, after one untimed build on the default
 cache folder (quick where that folder already holds the site's embeddings): what a shared
@@ -37,7 +37,7 @@ from mkdocs.utils.yaml import yaml_load
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "homepage"
-SITES = {"netbox": REPO / "tests" / "corpora" / "netbox-docs", "example": REPO}
+SITES = {"netbox": REPO / "tests" / "corpora" / "netbox-docs", "example": EXAMPLE}
 QUESTIONS = {
     "netbox": ["How do I configure LDAP authentication?", "What is a VRF?",
                "How do I back up the database before upgrading?", "rack elevations",

@@ -8,29 +8,25 @@ twice, hybrid top 10: once as the build and the Python reader do it (prepared mo
 passages and query), once as the browser would (the shipped file for both), and counts the
 questions whose top 10 differ.
 
-    .venv/bin/python benchmarks/bench_embedding_parity.py [--sites /tmp/sk] [--sets netbox]
+    .venv/bin/python -m benchmarks.bench_embedding_parity [--sites /tmp/sk] [--sets netbox]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from evals.retrieval_sets import SETS  # noqa: E402
-from evals.sites import SITES, build  # noqa: E402
-from site_knowledge.embedding import Encoder, onnx_model_path  # noqa: E402
-from site_knowledge.evals.dataset import load_questions  # noqa: E402
-from site_knowledge.retrieval.artifact import load_artifact  # noqa: E402
-from site_knowledge.retrieval.index import KnowledgeIndex, gate_query  # noqa: E402
-from site_knowledge.retrieval.tokenizer import indexed_text  # noqa: E402
-from site_knowledge.retrieval.vectors import quantize  # noqa: E402
+from evals.retrieval_sets import SETS
+from evals.sites import SITES, build
+from site_knowledge.embedding import Encoder, onnx_model_path
+from site_knowledge.evals.dataset import load_questions
+from site_knowledge.retrieval.artifact import load_artifact
+from site_knowledge.retrieval.index import KnowledgeIndex, gate_query
+from site_knowledge.retrieval.tokenizer import indexed_text
+from site_knowledge.retrieval.vectors import quantize
 
 
 class BrowserModel(Encoder):

@@ -9,7 +9,7 @@ Beside it, the prepared encoder's own time on the same texts. A cold build canno
 than the plain build's work plus this floor on the same cores, with the vectors the browser
 computes (the parity the build keeps: cosine 1.000000 to the shipped int8 file).
 
-    .venv/bin/python benchmarks/bench_encoder_floor.py SITE_DIR
+    .venv/bin/python -m benchmarks.bench_encoder_floor SITE_DIR
     (SITE_DIR: a site built with the plugin; `python -m evals.retrieval_sets --sites DIR`
     builds netbox-docs into DIR/netbox)
 """
@@ -18,11 +18,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.bench_embedding_parity import passage_texts
 from site_knowledge.embedding import BATCH_SIZE, DIMENSION, Encoder

@@ -19,7 +19,7 @@ site (llama-server ``--threads 1``, SmolLM2-135M unless ``--model-preset``), rea
 Figures are machine-bound (the answers run on one CPU thread; other work on the machine
 shows in the latencies); the report says what ran beside it only in the load average.
 
-    .venv/bin/python benchmarks/bench_gateway_load.py [--soak-minutes 30] [--fair-minutes 10]
+    .venv/bin/python -m benchmarks.bench_gateway_load [--soak-minutes 30] [--fair-minutes 10]
         [--model-preset NAME] [--stages burst,crowd,fair,kill,soak] [--out FILE]
 """
 
@@ -38,10 +38,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from _llama import built_site
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from gateway_fixtures import Serve
+from benchmarks._llama import built_site
+from benchmarks.harness import Serve
 
 QUESTIONS = [
     "What is slotmeter?",

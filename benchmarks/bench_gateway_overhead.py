@@ -8,7 +8,7 @@ the token count request (skipped once a learned bound shows the prompt clearly f
 the rest (policy, admission, SSE translation). The gateway runs in this process, in a
 thread, so it shares the interpreter with the measuring client.
 
-    .venv/bin/python benchmarks/bench_gateway_overhead.py [--rounds 20] [--threads 2]
+    .venv/bin/python -m benchmarks.bench_gateway_overhead [--rounds 20] [--threads 2]
 """
 
 from __future__ import annotations
@@ -17,23 +17,18 @@ import argparse
 import asyncio
 import json
 import statistics
-import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import httpx
-from _llama import built_site, start
 
+from benchmarks._llama import LOG, built_site
+from benchmarks.harness import ThreadedServer, start_llama
 from site_knowledge.gateway import prompt
+from site_knowledge.gateway.app import create_app
 from site_knowledge.gateway.config import GatewayConfig, Limits
 from site_knowledge.gateway.upstream import Upstream
 from site_knowledge.retrieval import load_index
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from gateway_fixtures import ThreadedServer
-
-from site_knowledge.gateway.app import create_app
 
 QUESTION = "What is slotmeter?"
 
@@ -74,7 +69,7 @@ def main() -> None:
     args = parser.parse_args()
     index = load_index(built_site(args.site))
     index.encoder  # noqa: B018
-    server = start(slots=3, cache_ram_mib=1024, threads=args.threads)
+    server = start_llama(LOG, slots=3, cache_ram_mib=1024, threads=args.threads)
     try:
         limits = Limits(visitor_requests_per_minute=10_000, global_requests_per_minute=10_000)
         upstream = Upstream((server.spec.url,), limits)

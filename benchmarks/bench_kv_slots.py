@@ -11,7 +11,7 @@ Configurations: one slot shared by routing and answers with the host prompt cach
 on. Then the cached share of the prompt per turn over a seven-turn conversation through the
 real gateway.
 
-    .venv/bin/python benchmarks/bench_kv_slots.py [--scenarios 10] [--threads 2] [--json out.json]
+    .venv/bin/python -m benchmarks.bench_kv_slots [--scenarios 10] [--threads 2] [--json out.json]
 
 Absolute times are machine-bound; the cold/warm ratios are the result.
 """
@@ -26,9 +26,12 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from _llama import Timed, built_site, chat, median, start
 
+from benchmarks._llama import LOG, Timed, built_site, chat, median
+from benchmarks.harness import ThreadedServer, ask, metrics, start_llama
 from site_knowledge.gateway import prompt
+from site_knowledge.gateway.app import create_app
+from site_knowledge.gateway.config import GatewayConfig
 from site_knowledge.retrieval import KnowledgeIndex, load_index
 
 QUESTIONS = [
@@ -108,7 +111,7 @@ def tokens(client: httpx.Client, url: str, payload: dict[str, Any]) -> int:
 
 def run_config(index: KnowledgeIndex, name: str, slots: int, cache_ram: int, threads: int,
                scenarios: int, answer_tokens: int) -> dict[str, Any]:
-    server = start(slots=slots, cache_ram_mib=cache_ram, threads=threads)
+    server = start_llama(LOG, slots=slots, cache_ram_mib=cache_ram, threads=threads)
     route_slot, answer_slot = (0, 1) if slots > 1 else (0, 0)
     phases: dict[str, dict[str, list[float]]] = {
         p: {"cold_ttft": [], "warm_ttft": [], "cold_total": [], "warm_total": []}
@@ -153,14 +156,8 @@ def run_config(index: KnowledgeIndex, name: str, slots: int, cache_ram: int, thr
 
 def conversation(site: Path, threads: int, cache_reuse: int) -> list[dict[str, Any]]:
     """Seven turns through the real gateway; the cached share of each turn's prompt."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-    from gateway_fixtures import ThreadedServer, ask, metrics
-
-    from site_knowledge.gateway.app import create_app
-    from site_knowledge.gateway.config import GatewayConfig
-
     index = load_index(site)
-    server = start(slots=3, cache_ram_mib=1024, threads=threads, cache_reuse=cache_reuse)
+    server = start_llama(LOG, slots=3, cache_ram_mib=1024, threads=threads, cache_reuse=cache_reuse)
     rows = []
     try:
         # Private mode: the per-request samples read here are shown only with the token.

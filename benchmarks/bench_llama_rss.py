@@ -1,7 +1,7 @@
 """Resident memory of llama-server with one slot (``-c 4096``) and three (``-c 12288``),
 each after every slot has served one prompt of about a thousand tokens.
 
-    .venv/bin/python benchmarks/bench_llama_rss.py [--threads 2]
+    .venv/bin/python -m benchmarks.bench_llama_rss [--threads 2]
 
 Reads VmRSS and VmHWM from /proc (Linux).
 """
@@ -13,7 +13,9 @@ import json
 from pathlib import Path
 
 import httpx
-from _llama import chat, start
+
+from benchmarks._llama import LOG, chat
+from benchmarks.harness import start_llama
 
 FILLER = ("The quick brown fox jumps over the lazy dog while the river runs to the sea. ") * 60
 
@@ -26,7 +28,7 @@ def status_kib(pid: int, field: str) -> int:
 
 
 def measure(slots: int, threads: int, cache_ram: int) -> dict[str, float]:
-    server = start(slots=slots, cache_ram_mib=cache_ram, threads=threads)
+    server = start_llama(LOG, slots=slots, cache_ram_mib=cache_ram, threads=threads)
     try:
         assert server.process is not None
         pid = server.process.pid

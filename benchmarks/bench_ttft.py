@@ -9,7 +9,7 @@ Both read the system prompt from the slot's cache, as a running gateway keeps it
 put back to the system prompt alone before each request), so what they prefill is the
 evidence and the question: the first token's cost on a real site.
 
-    .venv/bin/python benchmarks/bench_ttft.py --site /tmp/sk/netbox \
+    .venv/bin/python -m benchmarks.bench_ttft --site /tmp/sk/netbox \
         --questions evals/netbox/answers.jsonl --questions-max 20 [--preset qwen2.5-coder-1.5b]
 """
 
@@ -18,28 +18,23 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import httpx
-from _llama import chat, free_port
 
+from benchmarks._llama import LOG, chat
+from benchmarks.harness import ThreadedServer, start_llama
 from site_knowledge.evals.dataset import load_battery
 from site_knowledge.gateway import prompt
+from site_knowledge.gateway.app import create_app
 from site_knowledge.gateway.config import GatewayConfig, Limits
 from site_knowledge.gateway.metrics import percentile
 from site_knowledge.gateway.upstream import Upstream
 from site_knowledge.llama.presets import DEFAULT_PRESET, preset, preset_path
-from site_knowledge.llama.supervisor import LlamaServer, LlamaSpec, cache_dir, find_llama_server
+from site_knowledge.llama.supervisor import LlamaServer, cache_dir
 from site_knowledge.retrieval import KnowledgeIndex, load_index
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from gateway_fixtures import ThreadedServer
-
-from site_knowledge.gateway.app import create_app
 
 GENEROUS = Limits(visitor_requests_per_minute=10_000, global_requests_per_minute=10_000)
 
@@ -47,19 +42,12 @@ GENEROUS = Limits(visitor_requests_per_minute=10_000, global_requests_per_minute
 def start(preset_name: str, threads: int, extra: tuple[str, ...]) -> LlamaServer:
     """llama-server on the preset's model as ``site-knowledge serve`` runs it (3 slots, the
     host prompt cache on)."""
-    binary = find_llama_server()
-    if binary is None:
-        raise SystemExit("llama-server not found: run scripts/setup_llama.sh")
     chosen = preset(preset_name)
     model = preset_path(chosen, cache_dir() / "models")
     if not model.is_file():
         raise SystemExit(f"{model} is missing: run `site-knowledge model fetch {preset_name}`")
-    spec = LlamaSpec(binary=binary, model=model, port=free_port(), slots=3, threads=threads,
-                     cache_ram_mib=1024, cache_reuse=256, extra=extra)
-    log = Path(tempfile.gettempdir()) / f"sk-bench-ttft-{spec.port}.log"
-    server = LlamaServer(spec, chosen.sha256, log=log.open("wb"), keyed=False)
-    server.start()
-    return server
+    return start_llama(LOG, slots=3, threads=threads, cache_ram_mib=1024, extra=extra,
+                       model=model, model_sha256=chosen.sha256)
 
 
 async def gateway_prompt(index: KnowledgeIndex, url: str, question: str
