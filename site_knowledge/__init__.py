@@ -1,3 +1,3 @@
 """site-knowledge: an "ask this site" system for MkDocs sites."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
