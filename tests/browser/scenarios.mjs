@@ -264,6 +264,20 @@ scenarios.screenshots = async function screenshots() {
   return shots;
 };
 
+/** No gateway and no model: the box's answers from search alone. ARG: JSON list of questions. */
+scenarios.search_only = async function searchOnly() {
+  return withSite(siteDir, async ({ server, session, page }) => {
+    await override(page, { engines: ["search"], gateways: [] });
+    await page.goto(server.url);
+    await openBox(page);
+    const answers = [];
+    for (const question of JSON.parse(arg)) {
+      answers.push(await page.evaluate((q) => window.siteKnowledge.ask(q), question));
+    }
+    return { answers, text: await boxText(page), offsite: session.offsite };
+  });
+};
+
 /** Keyboard: the shortcut opens the box with focus in the input; Escape closes it. */
 scenarios.keyboard = async function keyboard() {
   return withSite(siteDir, async ({ server, page }) => {
