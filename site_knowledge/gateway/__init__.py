@@ -7,7 +7,8 @@ model, so it is never an open model proxy. Modules, one job each:
 - ``policy``: origin, token, body, shape and rate checks before any work;
 - ``admission``: one active generation and a bounded FIFO of waiters;
 - ``prompt``: messages from the artifact's system prompt, frozen history and evidence;
-- ``upstream``: llama-server's streaming chat endpoint, translated and bounded;
+- ``upstream``: the model servers by kind (``upstream_llama``, ``upstream_openai``), their
+  shared stream reader (``upstream_stream``), tried in order;
 - ``metrics``: privacy-safe counters and recent samples;
 - ``answer``: one answer's steps (wait, assemble, stream, settle, record) and its stream;
 - ``app``: the Starlette application (``/api/ask``, ``/healthz``, ``/metrics``);

@@ -18,7 +18,7 @@ from .forwarding import DEFAULT_PROXY_HEADER, PROXY_HEADERS, ProxyTrust, parse_n
 from .reportcli import add_ledger_flags, ledger_from
 
 if TYPE_CHECKING:
-    from .config import Followups, Routing
+    from .config import Followups, Routing, UpstreamSpec
 
 DEFAULT_TOKEN_ENV = "SITE_KNOWLEDGE_GATEWAY_TOKEN"
 MODES = ("private", "public")
@@ -115,17 +115,22 @@ def grounding_steps(args: argparse.Namespace) -> frozenset[str]:
     return frozenset(GROUNDING_STEPS) - set(args.no_grounding)
 
 
+def _first_line(path: Path, flag: str) -> str | None:
+    """A secret file's first line, stripped; ``None`` when it holds nothing but blanks."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise AccessError(f"cannot read {flag} {path}: "
+                          f"{getattr(exc, 'strerror', None) or exc}") from None
+    lines = text.splitlines()
+    return lines[0].strip() if lines and lines[0].strip() else None
+
+
 def _token(args: argparse.Namespace) -> str | None:
     """The token the flags point at: the file's first line, or the variable; ``None`` when
     neither holds anything but blanks."""
     if args.token_file is not None:
-        try:
-            text = args.token_file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise AccessError(f"cannot read --token-file {args.token_file}: "
-                              f"{getattr(exc, 'strerror', None) or exc}") from None
-        lines = text.splitlines()
-        return lines[0].strip() if lines and lines[0].strip() else None
+        return _first_line(args.token_file, "--token-file")
     return os.environ.get(args.token_env, "").strip() or None
 
 
@@ -161,6 +166,101 @@ def _token_source(args: argparse.Namespace) -> str:
     return str(args.token_file) if args.token_file is not None else "$" + args.token_env
 
 
+UPSTREAM_OPTIONS = {"--upstream-model": "model", "--upstream-key-env": "key_env",
+                    "--upstream-key-file": "key_file"}
+"""The flags that describe the ``--upstream`` given before them, and what each sets."""
+
+
+class _ForLastUpstream(argparse.Action):
+    """Records an ``UPSTREAM_OPTIONS`` flag against the ``--upstream`` given before it."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        given = getattr(namespace, "upstream", None) or []
+        if not given:
+            parser.error(f"{option_string} describes the --upstream before it; give that "
+                         "first")
+        options = [*(getattr(namespace, self.dest, None) or []),
+                   (len(given) - 1, option_string, values)]
+        setattr(namespace, self.dest, options)
+
+
+def add_upstream_flags(parser: argparse.ArgumentParser) -> None:
+    """``--upstream`` (repeatable) and the flags that describe the one before them."""
+    parser.add_argument("--upstream", action="append", required=True, metavar="[KIND+]URL",
+                        help="a model server, repeatable: fallbacks are tried in order. A bare "
+                             "URL is llama-server (kind llama: slots, prompt cache, exact "
+                             "token counts); openai+URL is any server with a streaming "
+                             "/v1/chat/completions (Ollama, vLLM, LM Studio), e.g. "
+                             "openai+http://127.0.0.1:11434/v1")
+    for flag, metavar, what in (
+            ("--upstream-model", "NAME", "the model name sent to the --upstream before it "
+                                         "(Ollama, LM Studio and vLLM serving several need one)"),
+            ("--upstream-key-env", "NAME", "the environment variable holding the API key of "
+                                           "the --upstream before it, sent as a bearer token"),
+            ("--upstream-key-file", "PATH", "a file whose first line is the API key of the "
+                                            "--upstream before it")):
+        parser.add_argument(flag, action=_ForLastUpstream, dest="upstream_options",
+                            default=[], metavar=metavar, help=what)
+
+
+def upstream_settings(args: argparse.Namespace) -> tuple[UpstreamSpec, ...]:
+    """The upstreams ``--upstream`` and its describing flags ask for, API keys read.
+
+    Raises:
+        AccessError: an upstream that is not a bare http(s) URL of a known kind, a flag given
+            twice for one upstream, or a key variable unset or empty, a key file unreadable
+            or empty; the message names the upstream by its place and never holds a key.
+    """
+    from .config import UpstreamSpec
+
+    options: dict[int, dict[str, str]] = {}
+    for index, flag, value in args.upstream_options:
+        named = options.setdefault(index, {})
+        if UPSTREAM_OPTIONS[flag] in named:
+            raise AccessError(f"--upstream {args.upstream[index]}: {flag} given twice")
+        named[UPSTREAM_OPTIONS[flag]] = value
+    specs = []
+    for index, text in enumerate(args.upstream):
+        named = options.get(index, {})
+        key = _upstream_key(text, named)
+        try:
+            spec = UpstreamSpec.parse(text)
+            specs.append(UpstreamSpec(spec.url, spec.kind, named.get("model"), key))
+        except ValueError as exc:
+            raise AccessError(str(exc)) from None
+    return tuple(specs)
+
+
+def _upstream_key(text: str, named: dict[str, str]) -> str | None:
+    """The API key ``named``'s ``key_env`` or ``key_file`` holds, ``None`` without either."""
+    if "key_env" in named and "key_file" in named:
+        raise AccessError(f"--upstream {text}: --upstream-key-env and --upstream-key-file "
+                          "exclude each other")
+    if "key_file" in named:
+        key = _first_line(Path(named["key_file"]), "--upstream-key-file")
+        source = f"--upstream-key-file {named['key_file']}"
+    elif "key_env" in named:
+        key = os.environ.get(named["key_env"], "").strip() or None
+        source = f"${named['key_env']}"
+    else:
+        return None
+    if key is None:
+        raise AccessError(f"--upstream {text}: {source} holds no API key (unset, empty or "
+                          "misspelled?); refusing to start")
+    return key
+
+
+def describe_upstreams(specs: tuple[UpstreamSpec, ...]) -> str:
+    """One console line per upstream: its place, kind, URL, model and whether a key is sent
+    (never the key)."""
+    return "\n".join(
+        f"upstream {i}    {spec.kind} {spec.url}"
+        + (f" model {spec.model}" if spec.model else "")
+        + (" (API key)" if spec.api_key else "")
+        for i, spec in enumerate(specs))
+
+
 def register(subparsers: Any) -> None:
     """Add ``gateway`` and ``serve`` to an ``argparse`` subparsers object."""
     gateway = subparsers.add_parser(
@@ -169,8 +269,7 @@ def register(subparsers: Any) -> None:
     )
     gateway.add_argument("--artifact", required=True, type=Path,
                          help="built site folder or site-knowledge.json")
-    gateway.add_argument("--upstream", action="append", required=True, metavar="URL",
-                         help="llama-server base URL; repeat for fallbacks, tried in order")
+    add_upstream_flags(gateway)
     gateway.add_argument("--host", default="127.0.0.1")
     gateway.add_argument("--port", type=int, default=8787)
     add_access_flags(gateway)
@@ -253,13 +352,14 @@ def run_gateway(args: argparse.Namespace) -> int:
 
     try:
         token, proxies = access_settings(args)
+        upstreams = upstream_settings(args)
     except AccessError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     index = load_index(args.artifact)
     index.encoder  # noqa: B018 - load the query encoder before the first visitor
     config = GatewayConfig(
-        upstreams=tuple(args.upstream),
+        upstreams=upstreams,
         allow_origins=frozenset(args.allow_origin),
         token=token,
         model=args.model_name,
@@ -270,8 +370,8 @@ def run_gateway(args: argparse.Namespace) -> int:
     )
     app = create_app(index, config, ledger=ledger_from(args))
     print(describe_access(_token_source(args), token, proxies), flush=True)
-    print(f"gateway http://{args.host}:{args.port}/api/ask "
-          f"({len(config.upstreams)} upstream(s))", flush=True)
+    print(describe_upstreams(upstreams), flush=True)
+    print(f"gateway http://{args.host}:{args.port}/api/ask", flush=True)
     uvicorn.Server(uvicorn_config(app, args.host, args.port)).run()
     return 0
 
@@ -365,6 +465,10 @@ def run_service(args: argparse.Namespace) -> int:
     if ran.mode == "private" and ran.token_file is None and not args.environment_file:
         parser.error("--mode private: name where the token is, --environment-file FILE "
                      "(systemd) or the command's --token-file PATH; a unit never holds it")
+    if any(flag == "--upstream-key-env" for _, flag, _ in getattr(ran, "upstream_options", [])
+           ) and not args.environment_file:
+        parser.error("--upstream-key-env: the variable must reach the service, through "
+                     "--environment-file FILE (systemd), or use --upstream-key-file PATH")
     spec = ServiceSpec(
         name=args.name,
         program=tuple(site_knowledge_program()),
