@@ -23,6 +23,7 @@ from site_knowledge.compiler.derived import derived_facts
 from site_knowledge.compiler.embed_cache import EmbeddingCache
 from site_knowledge.compiler.model import Source
 from site_knowledge.compiler.ontology_check import load_ontology
+from site_knowledge.compiler.ontology_entities import entity_sources
 from site_knowledge.compiler.ontology_sources import ontology_sources
 from site_knowledge.compiler.prompt import (
     no_model_text,
@@ -55,15 +56,29 @@ class SiteSettings:
     budgets: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
 
 
-def load_knowledge_inputs(ontology: Path | None, site_name: str) -> tuple[list[Source], PromptParts]:
-    """Ontology sources plus derived facts, and the prompt; a site without ontology gets the
-    generic prompt and page sources only."""
+def load_knowledge_inputs(ontology: Path | None, site_name: str,
+                          pages: Sequence[PageInput] = ()) -> tuple[list[Source], PromptParts]:
+    """Ontology sources (plus derived facts for a person) and the prompt; a site without
+    ontology gets the generic prompt and page sources only.
+
+    Args:
+        ontology: the ontology file, or None.
+        site_name: the site's name as visitors see it.
+        pages: the published pages, which the generic form's attributes cite.
+
+    Raises:
+        BuildError: a bad ontology, or an attribute citing a page not in ``pages``.
+    """
     texts = (refusal_text(site_name), no_model_text())
     if ontology is None:
         return [], PromptParts(render_site_prompt(site_name), *texts,
                                render_examples(person=False))
     ont = load_ontology(ontology)
-    sources = [*ontology_sources(ont), derived_facts(ont, date.today())]
+    sources = [*ontology_sources(ont), *entity_sources(ont, pages)]
+    if ont.profile is None:
+        return sources, PromptParts(render_site_prompt(site_name, ont), *texts,
+                                    render_examples(person=False))
+    sources.append(derived_facts(ont, date.today()))
     return sources, PromptParts(render_system_prompt(ont, site_name), *texts,
                                 render_examples(person=True))
 
@@ -80,7 +95,7 @@ def compile_site(pages: Sequence[PageInput], settings: SiteSettings,
     Raises:
         BuildError: a bad ontology or page, naming the file; nothing is written then.
     """
-    sources, prompt = load_knowledge_inputs(settings.ontology, settings.site_name)
+    sources, prompt = load_knowledge_inputs(settings.ontology, settings.site_name, pages)
     options = BuildOptions(site_name=settings.site_name, site_url=settings.site_url,
                            output_dir=settings.output_dir, chunk_size=settings.chunk_size,
                            budgets=merged_budgets(settings.budgets))

@@ -50,6 +50,9 @@ def derived_facts(ont: Ontology, today: date) -> Source:
 
     Returns:
         The ``derived-facts`` source (authority ``fact``), linked to the career page.
+
+    Raises:
+        BuildError: the ontology has no PROFILE.
     """
     now = month_index(today.year, today.month)
     as_of = format_month(now)
@@ -69,11 +72,11 @@ def derived_facts(ont: Ontology, today: date) -> Source:
         kind="ontology",
         title="Computed timeline facts",
         description=(
-            f"How long {ont.profile.short_name} lived in each place and worked at each employer, "
-            f"the order of employers and where {ont.profile.short_name} was each year, "
+            f"How long {ont.person.short_name} lived in each place and worked at each employer, "
+            f"the order of employers and where {ont.person.short_name} was each year, "
             f"as of {as_of}."
         ),
-        url=ont.urls.get("CAREER", ont.profile.site_url_path),
+        url=ont.urls.get("CAREER", ont.person.site_url_path),
         authority="fact",
         path=None,
         sections=tuple(sections),
@@ -82,7 +85,7 @@ def derived_facts(ont: Ontology, today: date) -> Source:
 
 def _anchor(ont: Ontology, category: str, anchor: str) -> str:
     """An anchor on the derived source's page, kept only if the category lives on that page."""
-    source_url = ont.urls.get("CAREER", ont.profile.site_url_path)
+    source_url = ont.urls.get("CAREER", ont.person.site_url_path)
     return anchor if ont.urls.get(category) == source_url else ""
 
 
@@ -102,7 +105,7 @@ def _span(start: int, end: int | None) -> str:
 
 
 def _current(ont: Ontology, now: int) -> list[Section]:
-    who = ont.profile.short_name
+    who = ont.person.short_name
     jobs = [j for j in ont.career if j.end is None and j.start <= now]
     homes = [r for r in ont.residences if r.end is None and r.start <= now]
     sentences = [
@@ -127,7 +130,7 @@ def _current(ont: Ontology, now: int) -> list[Section]:
 
 
 def _countries_and_cities(ont: Ontology, now: int) -> list[Section]:
-    who = ont.profile.short_name
+    who = ont.person.short_name
     countries: dict[str, list[tuple[Place, int, int | None]]] = {}
     for r in ont.residences:
         if r.start <= now:
@@ -161,7 +164,7 @@ def _countries_and_cities(ont: Ontology, now: int) -> list[Section]:
 
 
 def _employers(ont: Ontology, now: int) -> list[Section]:
-    who = ont.profile.short_name
+    who = ont.person.short_name
     out = []
     for company, jobs in _by_company(ont.career, now).items():
         months = _covered(((j.start, j.end) for j in jobs), now)
@@ -197,7 +200,7 @@ def _by_company(career: Iterable[Job], now: int) -> dict[str, list[Job]]:
 
 
 def _order(ont: Ontology, now: int) -> list[Section]:
-    who = ont.profile.short_name
+    who = ont.person.short_name
     jobs = sorted((j for j in ont.career if j.start <= now), key=lambda j: (j.start, j.company))
     if not jobs:
         return []
@@ -237,7 +240,7 @@ def _order(ont: Ontology, now: int) -> list[Section]:
 def _studies(ont: Ontology, now: int) -> list[Section]:
     """Total time studied and the breaks between degrees; the time from the last degree to
     each job after it."""
-    who = ont.profile.short_name
+    who = ont.person.short_name
     studies = sorted((s for s in ont.education if s.start <= now), key=lambda s: s.start)
     if not studies:
         return []
@@ -273,7 +276,7 @@ def _studies(ont: Ontology, now: int) -> list[Section]:
 def _compared(ont: Ontology, now: int) -> list[Section]:
     """For each employer, how its time compares with every other's; employers and cities
     ranked by time spent, and the cities where a job was."""
-    who = ont.profile.short_name
+    who = ont.person.short_name
     employers = {c: _covered(((j.start, j.end) for j in jobs), now)
                  for c, jobs in _by_company(ont.career, now).items()}
     stays: dict[str, list[tuple[int, int | None]]] = {}
@@ -323,7 +326,7 @@ def _ordinal(index: int) -> str:
 
 def _moves(ont: Ontology, now: int) -> list[Section]:
     """For each move into a new country: the countries lived in before it."""
-    who = ont.profile.short_name
+    who = ont.person.short_name
     seen: list[str] = []
     sentences = []
     for r in sorted((r for r in ont.residences if r.start <= now), key=lambda r: r.start):
@@ -349,7 +352,7 @@ def _gap(start: int, end: int) -> str:
 
 
 def _experience(ont: Ontology, now: int) -> list[Section]:
-    who = ont.profile.short_name
+    who = ont.person.short_name
     jobs = [j for j in ont.career if j.start <= now]
     if not jobs:
         return []
@@ -365,7 +368,7 @@ def _experience(ont: Ontology, now: int) -> list[Section]:
 
 
 def _years(ont: Ontology, now: int) -> list[Section]:
-    who = ont.profile.short_name
+    who = ont.person.short_name
     starts = [p.start for p in ont.residences] + [p.start for p in ont.career]
     starts += [p.start for p in ont.education]
     if not starts:

@@ -1,9 +1,11 @@
 """A site's ontology as validated data: categories, authority levels, months and periods.
 
-The ontology file is plain Python data (PROFILE, CAREER, EDUCATION, LOCATION_HISTORY, SKILLS,
-PROJECTS, AWARDS, ARCHITECTURE_RECEIPTS, BRANCHES, LORE, AUTHORITY, URLS);
-:mod:`site_knowledge.compiler.ontology_check` loads and validates it into these types, and
-:mod:`site_knowledge.compiler.ontology_sources` renders them as citable sentences.
+The ontology file is plain Python data in two forms, either or both: the person form (PROFILE,
+CAREER, EDUCATION, LOCATION_HISTORY, SKILLS, PROJECTS, AWARDS, ARCHITECTURE_RECEIPTS, BRANCHES,
+LORE, with AUTHORITY and URLS) and the generic form (ENTITIES: named things with attributes,
+each citing the page that states it). :mod:`site_knowledge.compiler.ontology_check` loads and
+validates it into these types; :mod:`site_knowledge.compiler.ontology_sources` and
+:mod:`site_knowledge.compiler.ontology_entities` render them as citable sentences.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from site_knowledge.compiler.model import Authority
+from site_knowledge.compiler.model import Authority, BuildError
 
 CATEGORIES = (
     "PROFILE",
@@ -25,6 +27,8 @@ CATEGORIES = (
     "BRANCHES",
     "LORE",
 )
+TOP_LEVEL_NAMES = (*CATEGORIES, "ENTITIES", "AUTHORITY", "URLS")
+"""Every upper-case name an ontology file may define; helpers start with ``_`` or are lower-case."""
 AUTHORITIES: tuple[Authority, ...] = ("fact", "prose", "fiction")
 MONTH_NAMES = (
     "January", "February", "March", "April", "May", "June",
@@ -165,11 +169,38 @@ class Profile:
 
 
 @dataclass(frozen=True)
+class Attribute:
+    """One stated fact about an entity, and the page (with an optional anchor) that states it.
+
+    ``values`` holds one item, or a list's items in order; ``as_of`` is ``""`` or a date as
+    written for readers ("August 2026"); ``where`` locates it in the file for errors.
+    """
+
+    name: str
+    values: tuple[str, ...]
+    page: str
+    anchor: str
+    as_of: str
+    where: str
+
+
+@dataclass(frozen=True)
+class Entity:
+    """One ENTITIES entry: a product, project, service or anything else a site documents."""
+
+    id: str
+    name: str
+    kind: str
+    attributes: tuple[Attribute, ...]
+
+
+@dataclass(frozen=True)
 class Ontology:
-    """A validated ontology. Sequences keep the file's order."""
+    """A validated ontology. Sequences keep the file's order; ``profile`` is None for a file
+    of entities only (then every person category is empty)."""
 
     file: str
-    profile: Profile
+    profile: Profile | None
     career: tuple[Job, ...]
     education: tuple[Study, ...]
     residences: tuple[Residence, ...]
@@ -182,6 +213,18 @@ class Ontology:
     authority: Mapping[str, Authority]
     rules: tuple[str, ...]
     urls: Mapping[str, str]
+    entities: tuple[Entity, ...] = ()
+
+    @property
+    def person(self) -> Profile:
+        """The profile, for code that renders the person form.
+
+        Raises:
+            BuildError: the file has no PROFILE.
+        """
+        if self.profile is None:
+            raise BuildError(self.file, "has no PROFILE, so it says nothing about a person")
+        return self.profile
 
 
 def format_span(start: int, end: int | None) -> str:

@@ -9,6 +9,7 @@ import importlib.util
 import re
 import sys
 from collections.abc import Mapping
+from datetime import date
 from itertools import pairwise
 from pathlib import Path
 from typing import Any, cast
@@ -17,7 +18,11 @@ from site_knowledge.compiler.model import ID_PATTERN, Authority, BuildError
 from site_knowledge.compiler.ontology import (
     AUTHORITIES,
     CATEGORIES,
+    MONTH_NAMES,
+    TOP_LEVEL_NAMES,
+    Attribute,
     Award,
+    Entity,
     Job,
     Ontology,
     Place,
@@ -32,6 +37,7 @@ from site_knowledge.compiler.ontology import (
 )
 
 _DATE = re.compile(r"^(\d{4})(?:-(\d{2}))?$")
+_AS_OF = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$")
 
 
 def load_ontology(path: Path) -> Ontology:
@@ -69,14 +75,17 @@ def parse_ontology(data: Mapping[str, Any], file: str = "ontology.py") -> Ontolo
     """Validate the module-level constants of an ontology file.
 
     Args:
-        data: the module's namespace (only the upper-case category names are read).
+        data: the module's namespace (only upper-case names are read; helpers start with
+            ``_`` or are lower-case).
         file: the file name used in error locations.
 
     Returns:
-        The validated ontology.
+        The validated ontology: the person form, the generic form (ENTITIES), or both.
     """
     r = _Reader(file)
-    profile = r.profile(data)
+    r.known_names(data)
+    profile = r.profile(data) if "PROFILE" in data else None
+    r.person_needs_profile(data, profile)
     residences = tuple(r.residence(e, w) for w, e in r.entries(data, "LOCATION_HISTORY"))
     _check_overlaps(residences, file)
     career = tuple(r.job(e, w) for w, e in r.entries(data, "CAREER"))
@@ -87,16 +96,18 @@ def parse_ontology(data: Mapping[str, Any], file: str = "ontology.py") -> Ontolo
     receipts = tuple(r.receipt(e, w) for w, e in r.entries(data, "ARCHITECTURE_RECEIPTS"))
     branches = tuple(r.story(e, w) for w, e in r.entries(data, "BRANCHES"))
     lore = tuple(r.story(e, w) for w, e in r.entries(data, "LORE"))
-    authority, rules = r.authority(data)
-    urls = r.urls(data)
-    for category in ("PROFILE", *(c for c in CATEGORIES[1:] if data.get(c))):
+    entities = tuple(r.entity(e, w) for w, e in r.entries(data, "ENTITIES"))
+    person = profile is not None
+    authority, rules = r.authority(data) if person or "AUTHORITY" in data else ({}, ())
+    urls = r.urls(data) if person or "URLS" in data else {}
+    for category in ("PROFILE", *(c for c in CATEGORIES[1:] if data.get(c))) if person else ():
         if category not in authority:
             raise BuildError(f"{file}: AUTHORITY", f"no authority for {category}")
         if category not in urls:
             raise BuildError(f"{file}: URLS", f"no URL for {category}")
     return Ontology(
         file, profile, career, education, residences, skills, projects, awards, receipts,
-        branches, lore, authority, rules, urls,
+        branches, lore, authority, rules, urls, entities,
     )  # fmt: skip
 
 
@@ -204,6 +215,90 @@ class _Reader:
             raise self.fail(where, f"URL {value!r} must be site-relative, like 'cv/' or ''")
         return value
 
+    def known_names(self, data: Mapping[str, Any]) -> None:
+        for name in data:
+            if name.isupper() and not name.startswith("_") and name not in TOP_LEVEL_NAMES:
+                raise self.fail(name, f"unknown name (expected {', '.join(TOP_LEVEL_NAMES)}; "
+                                      "start a helper's name with '_')")
+
+    def person_needs_profile(self, data: Mapping[str, Any], profile: Profile | None) -> None:
+        if profile is not None:
+            return
+        for category in CATEGORIES[1:]:
+            if data.get(category):
+                raise self.fail("PROFILE", f"missing, but {category} describes a person: "
+                                           "PROFILE says who")
+        if not data.get("ENTITIES"):
+            raise self.fail("PROFILE", "missing, and ENTITIES is empty: an ontology needs "
+                                       "PROFILE (a person's site) or ENTITIES (the things a "
+                                       "site documents)")
+
+    def only_keys(self, entry: Mapping[str, Any], allowed: tuple[str, ...], where: str) -> None:
+        for key in entry:
+            if key not in allowed:
+                raise self.fail(where, f"unknown key {key!r} (expected {', '.join(allowed)})")
+
+    def entity(self, e: Mapping[str, Any], where: str) -> Entity:
+        ident = self.id(e, where)
+        where = f"{where} ({ident!r})"
+        self.only_keys(e, ("id", "name", "kind", "attributes"), where)
+        name, kind = self.text(e, "name", where), self.optional_text(e, "kind", where)
+        listed = self.field(e, "attributes", where)
+        if not isinstance(listed, list | tuple) or not listed:
+            raise self.fail(where, "'attributes' must be a non-empty list of dicts")
+        attributes: list[Attribute] = []
+        for i, entry in enumerate(listed):
+            if not isinstance(entry, Mapping):
+                raise self.fail(f"{where} attributes[{i}]", "must be a dict")
+            attribute = self.attribute(entry, f"{where} attributes[{i}]")
+            first = next((a for a in attributes if a.name.lower() == attribute.name.lower()), None)
+            if first is not None:
+                raise self.fail(attribute.where, f"duplicate attribute name (first at {first.where})")
+            attributes.append(attribute)
+        return Entity(ident, name, kind, tuple(attributes))
+
+    def attribute(self, a: Mapping[str, Any], where: str) -> Attribute:
+        self.only_keys(a, ("name", "value", "source", "as_of"), where)
+        name = self.text(a, "name", where)
+        where = f"{where} ({name!r})"
+        values = self.values(self.field(a, "value", where), where)
+        page, _, anchor = self.text(a, "source", where).partition("#")
+        if "://" in page or page.startswith("/") or ".." in page.split("/") or not page.endswith(
+            (".md", ".markdown")
+        ):
+            raise self.fail(where, f"'source' {a['source']!r} must name a page of the site by its "
+                                   "file under docs/, like 'installation/index.md#requirements'")
+        return Attribute(name, values, page, anchor, self.as_of(a.get("as_of"), where), where)
+
+    def values(self, value: object, where: str) -> tuple[str, ...]:
+        items = list(value) if isinstance(value, list | tuple) else [value]
+        if not items:
+            raise self.fail(where, "'value' is empty")
+        out = []
+        for item in items:
+            if isinstance(item, bool) or not isinstance(item, str | int | float):
+                raise self.fail(where, f"'value' {item!r} must be a string, a number or a list "
+                                       "of them")
+            text = " ".join(str(item).split())
+            if not text:
+                raise self.fail(where, "'value' is empty")
+            out.append(text)
+        return tuple(out)
+
+    def as_of(self, value: object, where: str) -> str:
+        if value is None:
+            return ""
+        match = _AS_OF.fullmatch(value) if isinstance(value, str) else None
+        try:
+            day = date(int(match[1]), int(match[2] or 1), int(match[3] or 1)) if match else None
+        except ValueError:
+            day = None
+        if match is None or day is None:
+            raise self.fail(where, f"'as_of' is not a date: {value!r} "
+                                   "(expected YYYY-MM-DD, YYYY-MM or YYYY)")
+        month = f"{MONTH_NAMES[day.month - 1]} {day.year}"
+        return f"{day.day} {month}" if match[3] else month if match[2] else str(day.year)
+
     def project(self, entry: Mapping[str, Any], where: str) -> Project:
         ident, name = self.id(entry, where), self.text(entry, "name", where)
         year, summary = self.year(entry, where), self.text(entry, "summary", where)
@@ -283,10 +378,10 @@ class _Reader:
 
     def authority(self, data: Mapping[str, Any]) -> tuple[dict[str, Authority], tuple[str, ...]]:
         value = data.get("AUTHORITY")
-        if not isinstance(value, Mapping) or not isinstance(value.get("categories"), Mapping):
+        if not isinstance(value, Mapping) or not isinstance(value.get("categories", {}), Mapping):
             raise self.fail("AUTHORITY", "missing (a dict with 'categories' and 'rules')")
         out: dict[str, Authority] = {}
-        for category, level in value["categories"].items():
+        for category, level in value.get("categories", {}).items():
             where = f"AUTHORITY[{category!r}]"
             if category not in CATEGORIES:
                 raise self.fail(where, f"unknown category (expected one of {', '.join(CATEGORIES)})")

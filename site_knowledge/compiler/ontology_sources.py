@@ -40,21 +40,25 @@ _SOURCE_INFO = {
 
 
 def ontology_sources(ont: Ontology) -> list[Source]:
-    """One source per non-empty category, each cut into sections of at most 900 characters.
+    """One source per non-empty category of the person form, each cut into sections of at
+    most 900 characters (the generic form's ENTITIES: :mod:`.ontology_entities`).
 
     Args:
         ont: a validated ontology.
 
     Returns:
-        Sources of kind ``ontology`` in CATEGORIES order, with ``path`` None.
+        Sources of kind ``ontology`` in CATEGORIES order, with ``path`` None; none for a file
+        without PROFILE.
     """
+    if ont.profile is None:
+        return []
     sources = []
     for category in CATEGORIES:
         sections = _category_sections(ont, category)
         if not sections:
             continue
         ident, title, description = _SOURCE_INFO[category]
-        names = {"name": ont.profile.name, "short": ont.profile.short_name}
+        names = {"name": ont.person.name, "short": ont.person.short_name}
         sources.append(
             Source(
                 id=ident,
@@ -101,7 +105,7 @@ def _sentence(text: str) -> str:
 
 
 def _profile(ont: Ontology) -> list[Section]:
-    p = ont.profile
+    p = ont.person
     links = "; ".join(f"{label}: {url}" for label, url in p.links)
     sentences = [
         f"{p.name} (known as {p.short_name}). {_sentence(p.headline)}",
@@ -120,12 +124,12 @@ def _career(ont: Ontology) -> list[Section]:
     for job in ont.career:
         if job.end is None:
             first = (
-                f"{ont.profile.name} works as {job.title} at {job.company} in {job.place}, "
+                f"{ont.person.name} works as {job.title} at {job.company} in {job.place}, "
                 f"since {format_month(job.start)} (current job)."
             )
         else:
             first = (
-                f"{ont.profile.name} worked as {job.title} at {job.company} in {job.place}, "
+                f"{ont.person.name} worked as {job.title} at {job.company} in {job.place}, "
                 f"from {format_span(job.start, job.end)}."
             )
         notes = [f"At {job.company}: {_sentence(n)}" for n in job.notes]
@@ -137,7 +141,7 @@ def _education(ont: Ontology) -> list[Section]:
     out = []
     for study in ont.education:
         first = (
-            f"{ont.profile.name} studied {study.field} at {study.institution} in "
+            f"{ont.person.name} studied {study.field} at {study.institution} in "
             f"{study.place}, from {format_span(study.start, study.end)} (degree: {study.degree_named()})."
         )
         notes = [_sentence(n) for n in study.notes]
@@ -150,11 +154,11 @@ def _geography(ont: Ontology) -> list[Section]:
     for res in ont.residences:
         if res.end is None:
             first = (
-                f"{ont.profile.name} has lived in {res.place}, since "
+                f"{ont.person.name} has lived in {res.place}, since "
                 f"{format_month(res.start)} (current home)."
             )
         else:
-            first = f"{ont.profile.name} lived in {res.place}, from {format_span(res.start, res.end)}."
+            first = f"{ont.person.name} lived in {res.place}, from {format_span(res.start, res.end)}."
         out += bounded_sections(str(res.place), res.id, [first, *map(_sentence, res.notes)])
     return out
 
@@ -164,7 +168,7 @@ def _skills(ont: Ontology) -> list[Section]:
         s
         for group, items in ont.skills
         for s in bounded_sections(
-            group, "skills", [f"{ont.profile.short_name}'s skills ({group}): {', '.join(items)}."]
+            group, "skills", [f"{ont.person.short_name}'s skills ({group}): {', '.join(items)}."]
         )
     ]
 
@@ -173,7 +177,7 @@ def _projects(ont: Ontology) -> list[Section]:
     out = []
     for proj in ont.projects:
         sentences = [
-            f"{proj.name} ({proj.year}), a project by {ont.profile.name}: {_sentence(proj.summary)}",
+            f"{proj.name} ({proj.year}), a project by {ont.person.name}: {_sentence(proj.summary)}",
             f"Technology: {', '.join(proj.tech)}.",
             *([f"Code: {proj.url}."] if proj.url else []),
         ]
@@ -184,7 +188,7 @@ def _projects(ont: Ontology) -> list[Section]:
 def _awards(ont: Ontology) -> list[Section]:
     out = []
     for award in ont.awards:
-        text = f"{ont.profile.name} received the award '{award.name}' from {award.issuer} in {award.year}."
+        text = f"{ont.person.name} received the award '{award.name}' from {award.issuer} in {award.year}."
         out += bounded_sections(award.name, award.id, [text])
     return out
 
@@ -201,7 +205,7 @@ def _receipts(ont: Ontology) -> list[Section]:
 
 
 def _fiction(ont: Ontology, stories: tuple[Story, ...]) -> list[Section]:
-    label = f"Fiction, not a fact about the real {ont.profile.short_name}:"
+    label = f"Fiction, not a fact about the real {ont.person.short_name}:"
     out = []
     for story in stories:
         out += bounded_sections(f"{story.title} (fiction)", story.id, [label, _sentence(story.text)])

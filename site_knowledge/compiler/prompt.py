@@ -44,8 +44,8 @@ def render_system_prompt(ont: Ontology, site_name: str) -> str:
     template = _ENV.get_template("system_prompt.j2")
     return (
         template.render(
-            p=ont.profile,
-            person=ont.profile.short_name,
+            p=ont.person,
+            person=ont.person.short_name,
             site_name=site_name,
             rules=ont.rules,
             career=ont.career,
@@ -59,18 +59,29 @@ def render_system_prompt(ont: Ontology, site_name: str) -> str:
     )
 
 
-def render_site_prompt(site_name: str) -> str:
-    """Render the generic prompt for a site without an ontology: rules only, no identity.
+def render_site_prompt(site_name: str, ont: Ontology | None = None) -> str:
+    """Render the prompt for a site without a person: rules, and the subject when an ontology
+    of entities names it ("about NetBox on the website NetBox Docs").
 
     Args:
         site_name: the site's name as visitors see it.
+        ont: an ontology without PROFILE, for its entities' names and its rules.
 
     Returns:
-        The prompt text, deterministic for the same input.
+        The prompt text, deterministic for the same inputs.
     """
+    subject = _listed([entity.name for entity in ont.entities] if ont else [])
     template = _ENV.get_template("site_prompt.j2")
-    return template.render(site_name=site_name, person="", rules=(),
+    return template.render(site_name=site_name, subject=subject, person="",
+                           rules=ont.rules if ont else (),
                            examples=render_examples(person=False)).strip() + "\n"
+
+
+def _listed(names: list[str], most: int = 3) -> str:
+    """``"A"``, ``"A and B"``, ``"A, B and C"``, or ``"A, B, C and more"`` past ``most``."""
+    if len(names) > most:
+        return f"{', '.join(names[:most])} and more"
+    return f"{', '.join(names[:-1])} and {names[-1]}" if len(names) > 1 else "".join(names)
 
 
 def refusal_text(site_name: str) -> str:
