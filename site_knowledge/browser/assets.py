@@ -23,7 +23,7 @@ HERE = Path(__file__).parent
 VENDOR = HERE / "vendor"
 DEFAULT_DEST = "assets/site-knowledge"
 ENGINES = ("gateway", "webllm", "wllama", "search")
-FIRST_PARTY = ("*.js", "*.css", "engines/*.js")
+FIRST_PARTY = ("*.js", "*.css", "engines/*.js", "grounding_rules.json")
 # Vendored files each engine needs; the rest are always shipped (query encoder, tokenizer).
 # Of models/, only the wllama model's files are shipped.
 ENGINE_FILES = {"webllm": ("web-llm/",), "wllama": ("wllama/", "models/")}

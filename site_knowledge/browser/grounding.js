@@ -1,10 +1,12 @@
 // The JavaScript twin of site_knowledge/grounding (its SPEC.md, `sk-grounding/1`): injection
 // detection, the premise notice, the claim check, citations by attribution and grounding a
 // finished answer. Pure functions over the retrieval index's tokenizer and IDF; no DOM, so the
-// search worker and the node tests share it. The Python code is the reference: every regular
-// expression below is its pattern verbatim, translated by pyRegex, and
-// tests/data/grounding_vectors.json holds the two together.
+// search worker and the node tests share it. The Python code is the reference; its patterns,
+// word lists and thresholds are the data file both import (grounding_rules.json, the patterns
+// in Python's syntax, translated by pyRegex), and tests/data/grounding_vectors.json holds the
+// two together.
 
+import RULES from "./grounding_rules.json" with { type: "json" };
 import { headingLabel } from "./prompt.js";
 import { idf as bm25Idf, tokenize } from "./retrieval.js";
 import { IGNORED_NAMES, STEM, SiteWords, WORD, WORD_PATTERN, fold, isName } from "./words.js";
@@ -25,119 +27,9 @@ import {
 
 // ---- The regular expressions: Python's sources verbatim ----
 
-const RULES = String.raw`(?:instructions?|rules?|prompts?|directions?|guidelines?|directives?|context)`;
-const YOURS =
-  String.raw`(?:all\s+(?:of\s+)?(?:the\s+|your\s+)?|any\s+|the\s+|your\s+|these\s+|those\s+|my\s+)?` +
-  String.raw`(?:previous|prior|above|earlier|preceding|initial|original|system|hidden|secret|site(?:'s)?|` +
-  String.raw`safety|current|existing|your)\s+`;
-const INJECTION_SOURCES = [
-  String.raw`\b(?:ignore|disregard|forget|override|overrule|bypass|drop|abandon)\s+` + YOURS + RULES,
-  String.raw`\b(?:ignore|disregard|forget)\s+(?:all|everything)\s+(?:you\s+were\s+told|above|before)`,
-  String.raw`\b(?:new|updated)\s+(?:system\s+)?` + RULES + String.raw`\s*[:\-]|\bnew\s+rule\b`,
-  String.raw`\byou\s+(?:are|'re)\s+now\b|\bfrom\s+now\s+on\b[^.?!\n]{0,30}\byou\b`,
-  String.raw`\b(?:act|behave)\s+as\s+(?:if\s+you\s+(?:are|were)|my\s+|an?\s+(?:\w+\s+)?` +
-    String.raw`(?:ai|assistant|chatbot|bot|model|llm|character|persona)\b)`,
-  String.raw`\b(?:pretend|imagine)\s+(?:to\s+be|you(?:'re|\s+are|\s+were))\b`,
-  String.raw`\b(?:role-?play|jailbreak|developer\s+mode|DAN\s+mode)\b|\byou\s+are\s+DAN\b`,
-  String.raw`\b(?:print|reveal|show|repeat|output|leak|dump|display|tell\s+me|what\s+(?:is|are))\b` +
-    String.raw`[^.?!\n]{0,20}\b(?:your\s+(?:system\s+|hidden\s+|initial\s+|original\s+|secret\s+)?` + RULES +
-    String.raw`|(?:the|this)\s+(?:system|hidden|initial|original|secret)\s+` + RULES + ")",
-  String.raw`(?:^|\n)\s*(?:system|assistant|developer)\s*:`,
-  String.raw`<\|[a-z_]+\|>|\[/?INST\]|<</?SYS>>`,
-  String.raw`\b(?:reply|respond|answer)\s+only\s+with\s+the\s+word\b`,
-  String.raw`\b(?:say|reply|respond|output|print)\s+(?:only\s+)?(?:with\s+)?[\"'“‘][^\"'”’]{1,40}[\"'”’]` +
-    String.raw`\s*(?:and\s+nothing\s+else|only)?\s*[.!]?\s*$`,
-];
-
-/** Every pattern of site_knowledge/grounding as [Python source, re.IGNORECASE], by name; the
- * shared vectors compare them with Python's compiled patterns. */
-export const PYTHON_PATTERNS = {
-  CITATION: [String.raw`\[(\d{1,3})\]`, false],
-  MARKER: [String.raw`[ \t]?\[\d{1,3}\]`, false],
-  URL: [String.raw`https?://\S+|(?<=\])\([^)\s]*\)`, false],
-  CODE: ["`[^`\\n]*`", false],
-  BOUNDARY: [String.raw`(?<=[.!?])[\"')\]]*\s+|\n+`, false],
-  ABBREVIATION: [
-    String.raw`(?:\b(?:e\.g|i\.e|etc|vs|approx|ca|cf|no|nr|st|dr|mr|mrs|ms|prof|inc|ltd|` +
-      String.raw`jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)|\b[A-Z])\.$`,
-    true,
-  ],
-  WORD: WORD_PATTERN,
-  NEGATION: [String.raw`\b(?:not|never|no|none|neither|nor|without|nothing|nowhere)\b|n['’]t\b`, true],
-  SAYING: [
-    String.raw`\b(?:mention(?:s|ed)?|say(?:s)?|said|cover(?:s|ed)?|provide(?:s|d)?|state(?:s|d)?|` +
-      String.raw`specif(?:y|ies|ied)|include(?:s|d)?|contain(?:s|ed)?|know|answer)\b`,
-    true,
-  ],
-  SOURCE: [
-    String.raw`\b(?:I|site|page|pages|information|excerpts?|context|sources?|evidence|` +
-      String.raw`documentation)\b`,
-    true,
-  ],
-  REPORTED: [String.raw`\b(?:told|tells?|says?|said|claim(?:s|ed)?|ask(?:s|ed)|instruct(?:s|ed)|wr(?:ote|ites)|according\s+to)\b`, true],
-  CLAUSE: [String.raw`[,;:]\s+|\s+(?:and|but|while|because|so)\s+`, true],
-  NUMBER: [String.raw`(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(k\b|m\b)?`, true],
-  LIST_NUMBER: [String.raw`\s*\d{1,3}\.`, false],
-  SENTENCE_OPENERS: [String.raw`(?:^|[:;(\"“‘]|\s[-–—]|^\s*(?:[-*•]|\d+[.)]))\s*$`, false],
-  AFTER_COLON: [String.raw`:\s*$`, false],
-  PRIVATE: [
-    String.raw`\b(?:child(?:ren)?|kids?|sons?|daughters?|wife|husband|partner|married|` +
-      String.raw`marriage|divorced?|salary|salaries|earn(?:s|ed|ing)?|income|rent|born|` +
-      String.raw`birthday)\b`,
-    true,
-  ],
-  PERSONAL: [String.raw`\b(?:i|me|my|we|you|your|he|him|his|she|her|they|their)\b`, true],
-  AGE: [String.raw`\b(?:aged?|age\s+of|age\s+is)\s+([^\W_]+)|\b([^\W_]+)[\s-]+years?[\s-]+old\b`, true],
-  LIST_MARKER: [String.raw`^\s*(?:[-*•]\s*)?\d{1,2}[.)]\s+`, false],
-  ANSWER_MARKERS: [String.raw`[ \t]?\[\d{1,3}\]`, false],
-  POLAR: [
-    String.raw`^\W*(?:(?:and|so|but|ok|okay|then)\W+)?(?:is|are|was|were|am|do|does|` +
-      String.raw`did|has|have|had|can|could|will|would|shall|should|may|might|must)` +
-      String.raw`(?:n['’]t)?\b`,
-    true,
-  ],
-  LASTING: [String.raw`\b(?:still|anymore|any\s+longer)\b`, true],
-  PREAMBLE: [
-    String.raw`^\W*(?:according\s+to|based\s+on|as\s+(?:stated|mentioned|described)\s+in)\s+(?:the\s+)?` +
-      String.raw`(?:provided\s+)?(?:information|excerpts?|context|site|sources?|text|evidence)` +
-      String.raw`(?:\s+(?:provided|given))?(?:\s+(?:in|on|from)\s+(?:the\s+)?(?:excerpts?|site|context|` +
-      String.raw`sources?)(?:\s+\[?\d{1,3}\]?)?)?\s*,?\s*`,
-    true,
-  ],
-  ENDED: [
-    String.raw`\b(?:leave|left|leaving|quit|quitting|stop(?:ped|ping)?|retire[ds]?|` +
-      String.raw`(?:move[ds]?|moving)\s+(?:away\s+)?from)\b`,
-    true,
-  ],
-  ONGOING: [String.raw`\b(?:since|still|currently|now|present|today|so\s+far|to\s+date|as\s+of)\b`, true],
-  AFFIRMATIVE: [String.raw`^\W*(?:yes|yeah|yep|correct|indeed|that['’]?s (?:right|correct|true))\b`, true],
-  DENYING: [String.raw`\b(?:not|never)\b|n['’]t\b`, true],
-  CITE_PHRASE: [
-    String.raw`,?\s+\(?(?:as\s+)?(?:(?:mentioned|stated|described|noted|explained|shown|documented|` +
-      String.raw`listed|given|covered|discussed|outlined|detailed|defined)\s+(?:in|on|by)|according\s+to|` +
-      String.raw`see)\s+((?:\[\d{1,3}\]\s*)+)\)?`,
-    true,
-  ],
-  STAND_IN: [
-    String.raw`\b(?:is|are|was|were|be|been|in|at|on|of|to|by|with|for|from|into|via|the|a|an|called|` +
-      String.raw`named|titled|use|uses|using)\s*(?:\[\d{1,3}\]\s*)+(?=$|[.!?,;:)]|\s+(?:and|or|but|while|` +
-      String.raw`whereas)\b)`,
-    true,
-  ],
-  ZERO_WIDTH: ["[\u200b\u200c\u200d\u2060\ufeff]", false],
-  CODE_TOKEN: ["`([^`\\s]+?)(?:\\(\\))?`", false],
-  IDENTIFIER: [
-    String.raw`(?<![\w./-])(?:[A-Za-z_]\w+(?:\.[A-Za-z_]\w+)+|\w+(?:_\w+)+|v?\d+(?:\.\d+){2,}|` +
-      String.raw`--[A-Za-z][\w-]*)(?![\w-])`,
-    false,
-  ],
-  SPAN: [
-    String.raw`\b(?:from\s+|between\s+)?(?:([A-Za-z]{3,9})\.?\s+)?(\d{4})\s*` +
-      String.raw`(?:to|until|till|through|–|—|-)\s*(?:([A-Za-z]{3,9})\.?\s+)?(\d{4})\b`,
-    true,
-  ],
-  ...Object.fromEntries(INJECTION_SOURCES.map((source, i) => [`INJECTION_${i}`, [source, true]])),
-};
+/** Every pattern of site_knowledge/grounding as [Python source, re.IGNORECASE], by name
+ * (grounding_rules.json, and words.js's WORD); the shared vectors compare them with Python's. */
+export const PYTHON_PATTERNS = { ...RULES.patterns, WORD: WORD_PATTERN };
 
 function compiled(name, options = {}) {
   const [source, ignoreCase] = PYTHON_PATTERNS[name];
@@ -165,13 +57,7 @@ const CITE_PHRASE = compiled("CITE_PHRASE", ALL);
 const STAND_IN = compiled("STAND_IN");
 const CODE_TOKEN = compiled("CODE_TOKEN", ALL);
 const IDENTIFIER = compiled("IDENTIFIER", ALL);
-const NUMBER_WORDS = new Map(Object.entries({
-  two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9,
-  ten: 10, eleven: 11, twelve: 12, thirteen: 13, fourteen: 14, fifteen: 15,
-  sixteen: 16, seventeen: 17, eighteen: 18, nineteen: 19, twenty: 20,
-  thirty: 30, forty: 40, fifty: 50, sixty: 60, seventy: 70, eighty: 80,
-  ninety: 90, hundred: 100, thousand: 1000,
-}));
+const NUMBER_WORDS = new Map(Object.entries(RULES.words.NUMBER_WORDS));
 
 function wordsOf(text) {
   return text.match(WORD) || [];
@@ -303,7 +189,7 @@ export function isDecline(sentence) {
 
 // ---- Injection (injection.py) ----
 
-const INJECTION = INJECTION_SOURCES.map((_, i) => compiled(`INJECTION_${i}`));
+const INJECTION = Object.keys(PYTHON_PATTERNS).filter((name) => name.startsWith("INJECTION_")).map((name) => compiled(name));
 
 /** True when the text asks the assistant to drop its rules or take another role. */
 export function isInjection(text) {
@@ -320,26 +206,25 @@ const AFTER_COLON = compiled("AFTER_COLON");
 const LIST_MARKER = compiled("LIST_MARKER");
 /** A sentence of at most this many words (a list item, a one-word answer) has its opening word
  * checked as a name too. */
-const SHORT = 2;
-const TRIVIAL_NUMBERS = new Set([0, 1]);
-const DURATION = new Set(["year", "month", "week", "day", "decade"]);
+const SHORT = RULES.thresholds.SHORT;
+const TRIVIAL_NUMBERS = new Set(RULES.thresholds.TRIVIAL_NUMBERS);
+const DURATION = new Set(RULES.words.DURATION);
 /** Units (tokenizer terms): a number's support must share a term other than its unit with the
  * claiming sentence. */
-const UNITS = new Set([...DURATION, "second", "minute", "hour", "percent", "euro", "eur", "chf",
-  "franc", "dollar", "usd", "kb", "mb", "gb", "tb", "km"]);
+const UNITS = new Set([...DURATION, ...RULES.words.UNITS]);
 /** A sentence or clause of at least ECHO_MIN_TERMS terms echoes planted text when a planted
  * sentence holds this share of its terms and more of them than any clean support sentence. */
-const ECHO_SHARE = 0.5;
-const ECHO_MIN_TERMS = 3;
+const ECHO_SHARE = RULES.thresholds.ECHO_SHARE;
+const ECHO_MIN_TERMS = RULES.thresholds.ECHO_MIN_TERMS;
 /** A sum or difference needs more common ground than a stated number: two shared terms. */
-const ARITHMETIC_SHARED = 2;
+const ARITHMETIC_SHARED = RULES.thresholds.ARITHMETIC_SHARED;
 /** Least letters of a capitalised word that Support.completed reads as a name cut short. */
-const CUT_NAME = 3;
-const FIRST_YEAR = 1900;
-const LAST_YEAR = 2100;
+const CUT_NAME = RULES.thresholds.CUT_NAME;
+const FIRST_YEAR = RULES.thresholds.YEARS[0];
+const LAST_YEAR = RULES.thresholds.YEARS[1];
 const isYear = (v) => Number.isInteger(v) && v >= FIRST_YEAR && v <= LAST_YEAR;
 const SPAN = compiled("SPAN", ALL);
-const MONTHS = new Set(["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]);
+const MONTHS = new Set(RULES.words.MONTHS);
 
 /** A month's three-letter key, or null for no word or a word that names no month. */
 function month(word) {
@@ -646,10 +531,10 @@ export function correction(terms) {
 
 // ---- Attribution (attribution.py) ----
 
-export const MIN_SUPPORT = 0.4;
-export const MIN_SHARED = 2;
-export const NEAR_BEST = 0.85;
-export const KEEP_MARKER = 0.25;
+export const MIN_SUPPORT = RULES.thresholds.MIN_SUPPORT;
+export const MIN_SHARED = RULES.thresholds.MIN_SHARED;
+export const NEAR_BEST = RULES.thresholds.NEAR_BEST;
+export const KEEP_MARKER = RULES.thresholds.KEEP_MARKER;
 
 /** The site's tokenizer and term weights, as the retrieval index has them. */
 export class Lexicon {
@@ -678,7 +563,7 @@ export function support(sentenceTerms, passageTerms, lexicon) {
 
 /** A sentence with fewer distinct terms ("4", "Berlin, Germany") answers its question: the
  * question's terms join its own for attribution. */
-const TERSE = 3;
+const TERSE = RULES.thresholds.TERSE;
 
 const PREAMBLE = compiled("PREAMBLE");
 
@@ -733,23 +618,11 @@ const ONGOING = compiled("ONGOING");
 const ONGOING_TERM = "\u2192ongoing";
 /** Put in a window's terms when its text says something ended (ENDED). */
 const ENDED_TERM = "\u2192ended";
-const NEAR = 1;
-const EXACT_ONLY = 2;
-const SPARE_EVERY = 3;
-const PAIRED = 2;
-const IRREGULAR = new Map(Object.entries({
-  won: "win", wrote: "write", written: "write", left: "leave", met: "meet",
-  took: "take", taken: "take", gave: "give", given: "give", made: "make",
-  went: "go", gone: "go", taught: "teach", got: "get", gotten: "get", ran: "run",
-  began: "begin", begun: "begin", bought: "buy", brought: "bring", came: "come",
-  found: "find", held: "hold", kept: "keep", led: "lead", lost: "lose",
-  paid: "pay", sold: "sell", sent: "send", spent: "spend", spoke: "speak",
-  spoken: "speak", thought: "think", told: "tell", grew: "grow", grown: "grow",
-  knew: "know", known: "know", chose: "choose", chosen: "choose", drove: "drive",
-  driven: "drive", flew: "fly", flown: "fly", saw: "see", seen: "see",
-  became: "become", broke: "break", broken: "break", felt: "feel", fell: "fall",
-  ate: "eat", eaten: "eat", wore: "wear", worn: "wear", shot: "shoot",
-}));
+const NEAR = RULES.thresholds.NEAR;
+const EXACT_ONLY = RULES.thresholds.EXACT_ONLY;
+const SPARE_EVERY = RULES.thresholds.SPARE_EVERY;
+const PAIRED = RULES.thresholds.PAIRED;
+const IRREGULAR = new Map(Object.entries(RULES.words.IRREGULAR));
 
 /** A term with an irregular verb form read as its base form. */
 function base(term) {
@@ -921,8 +794,8 @@ const CHECKS = [["affirmation", unconfirmedYes], ["premise", unconfirmedPremise]
 // ---- Grounding an answer (answer.py) ----
 
 /** The opening of an answer whose every claim failed the check. */
-export const UNSUPPORTED = "I can't answer that reliably from this site.";
-const QUOTE_MIN_WORDS = 5;
+export const UNSUPPORTED = RULES.texts.UNSUPPORTED;
+const QUOTE_MIN_WORDS = RULES.thresholds.QUOTE_MIN_WORDS;
 
 /** An evidence passage as grounding reads it: label and text, and its source's fiction flag. */
 export function whole(passage) {
@@ -1091,11 +964,11 @@ function replacement(context, removed) {
 /** A declining answer is followed by the closest evidence sentence, and fiction is named, only
  * when the sentence shares at least this many of the question's terms, holding this share of
  * their IDF weight (declineNote). */
-const RELEVANT_SHARED = 2;
-const RELEVANT_SHARE = 0.4;
+const RELEVANT_SHARED = RULES.thresholds.RELEVANT_SHARED;
+const RELEVANT_SHARE = RULES.thresholds.RELEVANT_SHARE;
 /** Said, with the fiction's marker, when a fiction sentence is nearer the question than any
  * other (fiction is never quoted). */
-const FICTION_NOTE = "It appears only in the site's fiction ({}), not as fact.";
+const FICTION_NOTE = RULES.texts.FICTION_NOTE;
 
 /** The nearest note that follows an answer that only declines: one meeting the relevance
  * thresholds, or any when the question names the site (a term of its name) and something it

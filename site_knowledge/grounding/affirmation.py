@@ -10,7 +10,6 @@ restates a pairing of names the site never makes.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
@@ -18,63 +17,47 @@ from site_knowledge.retrieval.words import STEM, WORD, is_name
 
 from .claims import CLAUSE
 from .injection import planted
+from .rules import count, pattern, table
 from .text import is_negated, plain, sentences
 
 if TYPE_CHECKING:
     from .evidence import Passage
 
-POLAR = re.compile(r"^\W*(?:(?:and|so|but|ok|okay|then)\W+)?(?:is|are|was|were|am|do|does|"
-                   r"did|has|have|had|can|could|will|would|shall|should|may|might|must)"
-                   r"(?:n['’]t)?\b", re.IGNORECASE)
+POLAR = pattern("POLAR")
 """A yes/no question opens with an auxiliary verb (after an optional "and", "so", ...)."""
-AFFIRMATIVE = re.compile(r"^\W*(?:yes|yeah|yep|correct|indeed|that['’]?s (?:right|correct|true))"
-                         r"\b", re.IGNORECASE)
+AFFIRMATIVE = pattern("AFFIRMATIVE")
 """An answer's first sentence that opens like this says yes."""
-DENYING = re.compile(r"\b(?:not|never)\b|n['’]t\b", re.IGNORECASE)
+DENYING = pattern("DENYING")
 """A clause that says this about all the asked terms denies them ("Mira is not looking for a new
 job"); "no" and "without" seldom deny the clause's verb ("downsamples without that lie")."""
-LASTING = re.compile(r"\b(?:still|anymore|any\s+longer)\b", re.IGNORECASE)
+LASTING = pattern("LASTING")
 """A yes/no question with one of these asks whether something lasts ("Does Teo still live in
 Zurich?"): a yes needs a window that says it does, not one that it once did."""
-ENDED = re.compile(r"\b(?:leave|left|leaving|quit|quitting|stop(?:ped|ping)?|retire[ds]?|"
-                   r"(?:move[ds]?|moving)\s+(?:away\s+)?from)\b", re.IGNORECASE)
+ENDED = pattern("ENDED")
 """A question with one of these presumes something ended ("Why did Teo leave Fennec?",
 "When did he move from Vienna?"): a sentence saying it lasts corrects it."""
-ONGOING = re.compile(r"\b(?:since|still|currently|now|present|today|so\s+far|to\s+date|as\s+of)"
-                     r"\b", re.IGNORECASE)
+ONGOING = pattern("ONGOING")
 """A window with one of these says something lasts ("lives in Vienna, since April 2023")."""
 ONGOING_TERM = "\u2192ongoing"
 """Put in a window's terms when its text says something lasts (no tokenizer makes it)."""
 ENDED_TERM = "\u2192ended"
 """Put in a window's terms when its text says something ended (``ENDED``)."""
-NEAR = 1
+NEAR = count("NEAR")
 """A window is an evidence sentence with up to this many sentences either side on its line
 (and its passage's label): "He moved to Vienna. He has lived there since 2023." holds
 together; two rows of a table do not."""
-EXACT_ONLY = 2
+EXACT_ONLY = count("EXACT_ONLY")
 """Terms of at most this many letters (``go``, ``pg``) match only themselves; longer terms
 match a window term starting with their first ``max(STEM, length - 3)`` letters (``write``
 and ``writing``), as premise terms match site words."""
-IRREGULAR = {
-    "won": "win", "wrote": "write", "written": "write", "left": "leave", "met": "meet",
-    "took": "take", "taken": "take", "gave": "give", "given": "give", "made": "make",
-    "went": "go", "gone": "go", "taught": "teach", "got": "get", "gotten": "get", "ran": "run",
-    "began": "begin", "begun": "begin", "bought": "buy", "brought": "bring", "came": "come",
-    "found": "find", "held": "hold", "kept": "keep", "led": "lead", "lost": "lose",
-    "paid": "pay", "sold": "sell", "sent": "send", "spent": "spend", "spoke": "speak",
-    "spoken": "speak", "thought": "think", "told": "tell", "grew": "grow", "grown": "grow",
-    "knew": "know", "known": "know", "chose": "choose", "chosen": "choose", "drove": "drive",
-    "driven": "drive", "flew": "fly", "flown": "fly", "saw": "see", "seen": "see",
-    "became": "become", "broke": "break", "broken": "break", "felt": "feel", "fell": "fall",
-    "ate": "eat", "eaten": "eat", "wore": "wear", "worn": "wear", "shot": "shoot",
-}
+IRREGULAR = table("IRREGULAR")
 """Irregular verb forms, read as their base form on both sides (``won`` matches ``win``)."""
 
-SPARE_EVERY = 3
+SPARE_EVERY = count("SPARE_EVERY")
 """For every this many asked terms, one plain word (not a name or a number) may be missing
 from the window: the site says "gave me the award" where the visitor asks whether he won it."""
 
-PAIRED = 2
+PAIRED = count("PAIRED")
 """A question that is not yes/no needs this many names (the site's own aside) for its answer's
 restatement of them to be checked."""
 

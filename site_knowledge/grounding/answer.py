@@ -3,7 +3,6 @@ attribute citations (SPEC.md, "Grounding an answer")."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -16,6 +15,7 @@ from .claims import Claim, Support, unsupported
 from .evidence import Passage
 from .injection import planted
 from .premises import correction
+from .rules import count, pattern, phrase, share
 from .text import (
     CITATION,
     Sentence,
@@ -28,7 +28,7 @@ from .text import (
     sentences,
 )
 
-_MARKERS = re.compile(r"[ \t]?\[\d{1,3}\]")
+_MARKERS = pattern("ANSWER_MARKERS")
 
 
 @dataclass(frozen=True)
@@ -241,9 +241,9 @@ def _join(answer: str, kept: list[Sentence], pieces: list[str]) -> str:
     return out.strip()
 
 
-UNSUPPORTED = "I can't answer that reliably from this site."
+UNSUPPORTED = phrase("UNSUPPORTED")
 """The opening of an answer whose every claim failed the check."""
-QUOTE_MIN_WORDS = 5
+QUOTE_MIN_WORDS = count("QUOTE_MIN_WORDS")
 
 
 def _replacement(context: Context, removed: list[Claim]) -> Grounded:
@@ -258,12 +258,12 @@ def _replacement(context: Context, removed: list[Claim]) -> Grounded:
                     removed=removed, declined="unsupported")
 
 
-RELEVANT_SHARED = 2
-RELEVANT_SHARE = 0.4
+RELEVANT_SHARED = count("RELEVANT_SHARED")
+RELEVANT_SHARE = share("RELEVANT_SHARE")
 """A declining answer is followed by the closest evidence sentence, and fiction is named, only
 when the sentence shares at least this many of the question's terms, holding this share of
 their IDF weight (``decline_note``)."""
-FICTION_NOTE = "It appears only in the site's fiction ({}), not as fact."
+FICTION_NOTE = phrase("FICTION_NOTE")
 """Said, with the fiction's marker, when a fiction sentence is nearer the question than any
 other (fiction is never quoted)."""
 

@@ -3,28 +3,24 @@ hold its words, weighted by how rare each word is on the site (SPEC.md, "Attribu
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from .rules import count, pattern, share
 from .text import CITATION, plain
 
-PREAMBLE = re.compile(
-    r"^\W*(?:according\s+to|based\s+on|as\s+(?:stated|mentioned|described)\s+in)\s+(?:the\s+)?"
-    r"(?:provided\s+)?(?:information|excerpts?|context|site|sources?|text|evidence)"
-    r"(?:\s+(?:provided|given))?(?:\s+(?:in|on|from)\s+(?:the\s+)?(?:excerpts?|site|context|"
-    r"sources?)(?:\s+\[?\d{1,3}\]?)?)?\s*,?\s*", re.IGNORECASE)
+PREAMBLE = pattern("PREAMBLE")
 """A sentence's opening about where it read something ("According to the information
 provided in excerpt, ..."): words about the source, not the content, left out of attribution
 (they are rare on a site, so they outweighed the content's words)."""
 
-MIN_SUPPORT = 0.4
+MIN_SUPPORT = share("MIN_SUPPORT")
 """Least IDF-weighted share of a sentence's terms a passage must hold to be cited."""
-MIN_SHARED = 2
+MIN_SHARED = count("MIN_SHARED")
 """Least number of distinct terms a cited passage shares with the sentence."""
-NEAR_BEST = 0.85
+NEAR_BEST = share("NEAR_BEST")
 """Other passages are cited too when their support is at least this share of the best."""
-KEEP_MARKER = 0.25
+KEEP_MARKER = share("KEEP_MARKER")
 """A model-written ``[n]`` is kept when passage n holds at least this share."""
 
 
@@ -53,7 +49,7 @@ def support(sentence_terms: Sequence[str], passage_terms: frozenset[str],
     return sum(lexicon.idf(t) for t in shared) / total, len(shared)
 
 
-TERSE = 3
+TERSE = count("TERSE")
 """A sentence with fewer distinct terms ("4", "Berlin, Germany") answers its question: the
 question's terms join its own for attribution."""
 

@@ -11,6 +11,7 @@ from itertools import combinations, pairwise
 from site_knowledge.retrieval.words import IGNORED_NAMES, WORD, fold, is_name
 
 from .injection import planted
+from .rules import RULES, count, pattern, share, words
 from .text import (
     NUMBER_WORDS,
     ZERO_WIDTH,
@@ -22,51 +23,44 @@ from .text import (
     without_identifiers,
 )
 
-_YEAR = range(1900, 2101)
-_SENTENCE_OPENERS = re.compile(r"(?:^|[:;(\"“‘]|\s[-–—]|^\s*(?:[-*•]|\d+[.)]))\s*$")
-_AFTER_COLON = re.compile(r":\s*$")
+_YEAR = range(RULES["thresholds"]["YEARS"][0], RULES["thresholds"]["YEARS"][1] + 1)
+_SENTENCE_OPENERS = pattern("SENTENCE_OPENERS")
+_AFTER_COLON = pattern("AFTER_COLON")
 """A capitalised word after a colon ("The answer is: Vargasburg") is checked as a name."""
-_SHORT = 2
+_SHORT = count("SHORT")
 """A sentence of at most this many words (a list item, a one-word answer) has its opening
 word checked as a name too."""
-_TRIVIAL_NUMBERS = frozenset({0.0, 1.0})
-_DURATION = frozenset({"year", "month", "week", "day", "decade"})
-UNITS = _DURATION | frozenset({"second", "minute", "hour", "percent", "euro", "eur", "chf",
-                               "franc", "dollar", "usd", "kb", "mb", "gb", "tb", "km"})
+_TRIVIAL_NUMBERS = frozenset(float(n) for n in RULES["thresholds"]["TRIVIAL_NUMBERS"])
+_DURATION = frozenset(words("DURATION"))
+UNITS = _DURATION | frozenset(words("UNITS"))
 """Units (tokenizer terms): a number's support must share a term other than its unit with the
 claiming sentence ("the upgrade's downtime was nine hours" is not supported by "the tile build
 took nine hours")."""
-AGE = re.compile(r"\b(?:aged?|age\s+of|age\s+is)\s+([^\W_]+)|\b([^\W_]+)[\s-]+years?[\s-]+old\b",
-                 re.IGNORECASE)
+AGE = pattern("AGE")
 """An age ("43 years old", "aged 43"): of a person, only an age the support states can be
 one, never a duration, a sum or another number that happens to be the same."""
-PRIVATE = re.compile(r"\b(?:child(?:ren)?|kids?|sons?|daughters?|wife|husband|partner|married|"
-                     r"marriage|divorced?|salary|salaries|earn(?:s|ed|ing)?|income|rent|born|"
-                     r"birthday)\b", re.IGNORECASE)
+PRIVATE = pattern("PRIVATE")
 """Words of private matters (family, pay, birth): a number said of a person beside one of them
 must be stated in a support sentence holding that word too, never computed ("Teo has 3
 children" is not supported by "under 3 hours")."""
-PERSONAL = re.compile(r"\b(?:i|me|my|we|you|your|he|him|his|she|her|they|their)\b", re.IGNORECASE)
+PERSONAL = pattern("PERSONAL")
 """A sentence with one of these, or with a term of the site's name, speaks of a person."""
-ARITHMETIC_SHARED = 2
+ARITHMETIC_SHARED = count("ARITHMETIC_SHARED")
 """A sum or difference needs more common ground than a stated number: two shared terms."""
-ECHO_SHARE, ECHO_MIN_TERMS = 0.5, 3
+ECHO_SHARE, ECHO_MIN_TERMS = share("ECHO_SHARE"), count("ECHO_MIN_TERMS")
 """A sentence or clause of at least ``ECHO_MIN_TERMS`` terms echoes planted text when a planted
 sentence holds this share of its terms and more of them than any clean support sentence."""
-CLAUSE = re.compile(r"[,;:]\s+|\s+(?:and|but|while|because|so)\s+", re.IGNORECASE)
+CLAUSE = pattern("CLAUSE")
 """Where a sentence divides into clauses ("Teo works at Fennec, and he is looking for a job")."""
-REPORTED = re.compile(r"\b(?:told|tells?|says?|said|claim(?:s|ed)?|ask(?:s|ed)|"
-                      r"instruct(?:s|ed)|wr(?:ote|ites)|according\s+to)\b", re.IGNORECASE)
+REPORTED = pattern("REPORTED")
 """Reported speech: a sentence that says who said the planted words describes them, unless the
 planted sentence itself says it ("Teo has told us that ...")."""
-CUT_NAME = 3
+CUT_NAME = count("CUT_NAME")
 """Least letters of a capitalised word that ``Support.completed`` reads as a name cut short."""
-SPAN = re.compile(r"\b(?:from\s+|between\s+)?(?:([A-Za-z]{3,9})\.?\s+)?(\d{4})\s*"
-                  r"(?:to|until|till|through|–|—|-)\s*(?:([A-Za-z]{3,9})\.?\s+)?(\d{4})\b",
-                  re.IGNORECASE)
+SPAN = pattern("SPAN")
 """A span of time between two years, each perhaps after its month ("from September 2014 to
 December 2016", "2012–2014"): one support sentence must state both ends."""
-MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+MONTHS = words("MONTHS")
 
 
 def _month(word: str | None) -> str | None:
@@ -271,7 +265,7 @@ def _terms(text: str, support: Support) -> frozenset[str]:
     return frozenset(_content_terms(support.tokenize(plain(text))))
 
 
-_LIST_MARKER = re.compile(r"^\s*(?:[-*•]\s*)?\d{1,2}[.)]\s+")
+_LIST_MARKER = pattern("LIST_MARKER")
 
 
 def claims(sentence: str, tokenize: Callable[[str], list[str]]) -> list[Claim]:

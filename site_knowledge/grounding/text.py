@@ -7,33 +7,24 @@ from dataclasses import dataclass
 
 from site_knowledge.retrieval.words import WORD
 
-CITATION = re.compile(r"\[(\d{1,3})\]")
-_MARKER = re.compile(r"[ \t]?\[\d{1,3}\]")
-_URL = re.compile(r"https?://\S+|(?<=\])\([^)\s]*\)")
-_CODE = re.compile(r"`[^`\n]*`")
-_BOUNDARY = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n+")
-_ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|approx|ca|cf|no|nr|st|dr|mr|mrs|ms|prof|inc|ltd|"
-                           r"jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)|\b[A-Z])\.$",
-                           re.IGNORECASE)
-_LIST_NUMBER = re.compile(r"\s*\d{1,3}\.")
-NEGATION = re.compile(r"\b(?:not|never|no|none|neither|nor|without|nothing|nowhere)\b|n['’]t\b",
-                      re.IGNORECASE)
+from .rules import pattern, table
 
-SAYING = re.compile(r"\b(?:mention(?:s|ed)?|say(?:s)?|said|cover(?:s|ed)?|provide(?:s|d)?|state(?:s|d)?|"
-                    r"specif(?:y|ies|ied)|include(?:s|d)?|contain(?:s|ed)?|know|answer)\b", re.IGNORECASE)
-SOURCE = re.compile(r"\b(?:I|site|page|pages|information|excerpts?|context|sources?|evidence|"
-                    r"documentation)\b", re.IGNORECASE)
+CITATION = pattern("CITATION")
+_MARKER = pattern("MARKER")
+_URL = pattern("URL")
+_CODE = pattern("CODE")
+_BOUNDARY = pattern("BOUNDARY")
+_ABBREVIATION = pattern("ABBREVIATION")
+_LIST_NUMBER = pattern("LIST_NUMBER")
+NEGATION = pattern("NEGATION")
+
+SAYING = pattern("SAYING")
+SOURCE = pattern("SOURCE")
 """A sentence declining to answer says what a source (the site, the excerpts, "I") does not
 say ("The site does not mention any MBA.", "I don't know.")."""
 
-NUMBER_WORDS = {
-    "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
-    "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
-    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20,
-    "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
-    "ninety": 90, "hundred": 100, "thousand": 1000,
-}
-_NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(k\b|m\b)?", re.IGNORECASE)
+NUMBER_WORDS = table("NUMBER_WORDS")
+_NUMBER = pattern("NUMBER")
 
 
 @dataclass(frozen=True)
@@ -80,16 +71,10 @@ def plain(text: str) -> str:
     return _CODE.sub(lambda m: m.group(0)[1:-1], _URL.sub(" ", _MARKER.sub("", text)))
 
 
-CITE_PHRASE = re.compile(
-    r",?\s+\(?(?:as\s+)?(?:(?:mentioned|stated|described|noted|explained|shown|documented|"
-    r"listed|given|covered|discussed|outlined|detailed|defined)\s+(?:in|on|by)|according\s+to|"
-    r"see)\s+((?:\[\d{1,3}\]\s*)+)\)?", re.IGNORECASE)
+CITE_PHRASE = pattern("CITE_PHRASE")
 """A phrase naming its citation as the source ("..., as mentioned in [1].", "(see [2])"): the
 markers alone say the same."""
-STAND_IN = re.compile(
-    r"\b(?:is|are|was|were|be|been|in|at|on|of|to|by|with|for|from|into|via|the|a|an|called|"
-    r"named|titled|use|uses|using)\s*(?:\[\d{1,3}\]\s*)+(?=$|[.!?,;:)]|\s+(?:and|or|but|while|"
-    r"whereas)\b)", re.IGNORECASE)
+STAND_IN = pattern("STAND_IN")
 """Markers standing where a word belongs, after a verb, a preposition or an article ("The
 package is [1].", "introduces the idea in [1], while ..."): the sentence has a hole."""
 
@@ -160,11 +145,9 @@ def is_decline(sentence: str) -> bool:
             and SOURCE.search(sentence) is not None)
 
 
-CODE_TOKEN = re.compile(r"`([^`\s]+?)(?:\(\))?`")
+CODE_TOKEN = pattern("CODE_TOKEN")
 """Inline code of one token (``retry_on``, ``foo()``: the call's brackets apart)."""
-IDENTIFIER = re.compile(
-    r"(?<![\w./-])(?:[A-Za-z_]\w+(?:\.[A-Za-z_]\w+)+|\w+(?:_\w+)+|v?\d+(?:\.\d+){2,}|"
-    r"--[A-Za-z][\w-]*)(?![\w-])")
+IDENTIFIER = pattern("IDENTIFIER")
 """Identifiers outside code: dotted names (``rest_framework.authentication``), snake_case
 names, versions of three parts or more (``4.0.1``) and long flags (``--no-history``)."""
 
@@ -181,7 +164,7 @@ def identifiers(sentence: str) -> list[str]:
 _WORD_CHAR = re.compile(r"\w")
 
 
-ZERO_WIDTH = re.compile("[\u200b\u200c\u200d\u2060\ufeff]")
+ZERO_WIDTH = pattern("ZERO_WIDTH")
 """Zero-width characters: the gateway breaks control-token shapes in page text with one
 (``<\u200bfield_name>``), and a model copies the text without it."""
 
