@@ -121,7 +121,21 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Dispatch ``site-knowledge eval``; returns the exit status."""
+    """Dispatch ``site-knowledge eval``; returns the exit status.
+
+    Raises:
+        SystemExit: a battery or question set is missing or malformed (the message names
+            the file and the line).
+    """
+    from site_knowledge.evals.dataset import DatasetError
+
+    try:
+        return _dispatch(args)
+    except DatasetError as exc:
+        raise SystemExit(f"site-knowledge eval: {exc}") from None
+
+
+def _dispatch(args: argparse.Namespace) -> int:
     from site_knowledge.evals import report
 
     out = args.out or report.default_dir()

@@ -34,6 +34,16 @@ def test_engines_that_need_a_checkout_or_a_site_say_so(
         main(["eval", "--engine", "browser", "--site", str(example_site.site_dir)])
 
 
+def test_a_missing_or_malformed_question_set_is_named(tmp_path: Path) -> None:
+    missing = r"nope\.jsonl: no such file, nor a shipped battery version \(v1, v2\)"
+    with pytest.raises(SystemExit, match=missing):
+        main(["eval", "--retrieval", str(tmp_path), "--questions", "nope.jsonl"])
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "a", "question": "Where?", "expected": [], "kind": "lookup"}\n')
+    with pytest.raises(SystemExit, match=r"^site-knowledge eval: bad\.jsonl:1: a lookup question must name"):
+        main(["eval", "--retrieval", str(tmp_path), "--questions", str(bad)])
+
+
 def test_rescore_keeps_the_run_identity_and_the_score_before(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

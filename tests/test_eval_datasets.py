@@ -76,7 +76,7 @@ def test_v2_holds_the_hard_classes() -> None:
 
 
 def test_unknown_battery_version_is_named() -> None:
-    with pytest.raises(DatasetError, match="v99: no such battery file or version"):
+    with pytest.raises(DatasetError, match="v99: no such file, nor a shipped battery version"):
         load_battery("v99")
 
 

@@ -302,7 +302,7 @@ def battery_path(name: Path | str | None = None) -> Path:
     shipped = battery_dir() / f"{name}.jsonl"
     if not shipped.is_file():
         versions = sorted(p.stem for p in battery_dir().glob("*.jsonl"))
-        raise DatasetError(f"{name}: no such battery file or version (shipped: {', '.join(versions)})")
+        raise DatasetError(f"{name}: no such file, nor a shipped battery version ({', '.join(versions)})")
     return shipped
 
 
