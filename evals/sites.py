@@ -1,6 +1,7 @@
-"""The four sites the retrieval eval measures, built with the plugin from the repository.
+"""The sites the retrieval eval, the lab scripts and the benchmarks measure, built with the plugin
+from the repository.
 
-The example site (``mkdocs.yml`` at the root) and the four real corpora under
+The example site (``examples/homepage/mkdocs.yml``) and the four real corpora under
 ``tests/corpora/``. A corpus is built from its own ``mkdocs.yml`` in place (MkDocs only reads
 the docs folder), with ``site-knowledge`` appended to its plugins and the output written
 elsewhere, so the corpus folders are never edited.
