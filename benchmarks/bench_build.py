@@ -33,7 +33,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from mkdocs.utils.yaml import yaml_load
+
+from evals.sites import dump_config, read_config
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "homepage"
@@ -53,8 +54,7 @@ def _prepare(site: str, workdir: Path, with_plugin: bool) -> Path:
     source = SITES[site]
     target = workdir / ("plugin" if with_plugin else "plain")
     shutil.copytree(source / "docs", target / "docs")
-    with (source / "mkdocs.yml").open(encoding="utf-8") as original:
-        config = yaml_load(original)  # MkDocs' loader: the example uses !ENV
+    config = read_config(source / "mkdocs.yml")  # as MkDocs reads it: !ENV, !relative
     plugins = [p for p in config.get("plugins", []) if not (
         p == "site-knowledge" or (isinstance(p, dict) and "site-knowledge" in p))]
     if with_plugin:
@@ -63,7 +63,7 @@ def _prepare(site: str, workdir: Path, with_plugin: bool) -> Path:
             options["ontology"] = str(EXAMPLE / "ontology.py")
         plugins.append({"site-knowledge": options})
     config["plugins"] = plugins
-    (target / "mkdocs.yml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    (target / "mkdocs.yml").write_text(dump_config(config), encoding="utf-8")
     return target / "mkdocs.yml"
 
 

@@ -39,12 +39,45 @@ SITES: dict[str, Site] = {
 }
 
 
+
+
+def read_config(config_file: Path) -> dict[str, Any]:
+    """A ``mkdocs.yml`` read as MkDocs reads it (``!ENV`` resolved, ``!relative`` kept as
+    placeholders for ``dump_config``), not validated."""
+    import yaml
+    from mkdocs.config.defaults import MkDocsConfig
+    from mkdocs.utils.yaml import get_yaml_loader
+
+    loader = get_yaml_loader(config=MkDocsConfig(config_file_path=str(config_file)))
+    with config_file.open("rb") as handle:
+        loaded: dict[str, Any] = yaml.load(handle, Loader=loader) or {}
+    return loaded
+
+
+def dump_config(config: dict[str, Any]) -> str:
+    """A ``mkdocs.yml`` loaded with MkDocs' loader, as YAML again: its ``!relative`` tags are
+    written back as tags, so a copy of the site resolves them against its own folder."""
+    import yaml
+    from mkdocs.utils.yaml import ConfigDirPlaceholder, DocsDirPlaceholder, RelativeDirPlaceholder
+
+    class Dumper(yaml.SafeDumper):
+        pass
+
+    def relative(prefix: str) -> Any:
+        def represent(dumper: yaml.SafeDumper, placeholder: Any) -> yaml.Node:
+            path = f"{prefix}/{placeholder.suffix}" if placeholder.suffix else prefix
+            return dumper.represent_scalar("!relative", path)
+        return represent
+
+    Dumper.add_representer(ConfigDirPlaceholder, relative("$config_dir"))
+    Dumper.add_representer(DocsDirPlaceholder, relative("$docs_dir"))
+    Dumper.add_representer(RelativeDirPlaceholder, relative(""))
+    return yaml.dump(config, Dumper=Dumper, sort_keys=False, allow_unicode=True)
+
+
 def plugins_with_site_knowledge(config_file: Path, options: dict[str, Any]) -> list[Any]:
     """The site's own plugins with ``site-knowledge`` last, its own options updated by ``options``."""
-    from mkdocs.utils.yaml import yaml_load
-
-    with config_file.open("rb") as handle:
-        raw = yaml_load(handle)
+    raw = read_config(config_file)
     plugins = raw.get("plugins", ["search"])
     if isinstance(plugins, dict):
         plugins = [{name: value} if value else name for name, value in plugins.items()]

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
-from mkdocs.utils.yaml import yaml_load
 from sites import NETBOX
+
+from evals.sites import dump_config, read_config
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "homepage"
@@ -47,7 +47,7 @@ def require_browser() -> None:
 
 def build(config: dict[str, Any], workdir: Path) -> Path:
     """Write ``mkdocs.yml`` into workdir, build it into ``workdir/site`` and return that."""
-    (workdir / "mkdocs.yml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    (workdir / "mkdocs.yml").write_text(dump_config(config), encoding="utf-8")
     site = workdir / "site"
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     done = subprocess.run(
@@ -75,14 +75,14 @@ def build_example_site(workdir: Path) -> Path:
             shutil.copytree(src, workdir / name)
         else:
             shutil.copy2(src, workdir / name)
-    config = yaml_load((EXAMPLE / "mkdocs.yml").read_text(encoding="utf-8"))
+    config = read_config(EXAMPLE / "mkdocs.yml")
     _no_remote_fonts(config)
     return build(config, workdir)
 
 
 def build_netbox_site(workdir: Path) -> Path:
     """The 260-page netbox-docs corpus with the plugin added."""
-    config = yaml_load((NETBOX / "mkdocs.yml").read_text(encoding="utf-8"))
+    config = read_config(NETBOX / "mkdocs.yml")
     config["docs_dir"] = str(NETBOX / "docs")
     plugins = [p for p in config.get("plugins", []) if p != "site-knowledge"]
     config["plugins"] = [*plugins, "site-knowledge"]
