@@ -79,8 +79,7 @@ PRESETS: dict[str, Preset] = {
     )
 }
 DEFAULT_PRESET = "qwen2.5-coder-1.5b"
-"""Ahead on battery v2 through the gateway (195/360 against 167 for the 0.5B), and it
-finishes the battery on two cores in 19 minutes (README, Evals)."""
+"""Ahead of the 0.5B on battery v2 through the gateway (docs/performance.md)."""
 
 
 class PresetError(Exception):

@@ -70,8 +70,8 @@ class SiteKnowledgeOptions(base.Config):
     :func:`option_reference` lists every option's name, type, default and description in
     schema order, for a generated configuration reference; ``budgets``' fields are described
     by :data:`site_knowledge.budgets.FIELD_HELP`, with each reader's defaults in
-    :data:`site_knowledge.budgets.READERS`. The README's "Plugin options" table documents the
-    same options.
+    :data:`site_knowledge.budgets.READERS`. ``docs/configuration.md`` is rendered from them at
+    build time (``docs/hooks.py``).
     """
 
     enabled = c.Type(bool, default=True)
