@@ -174,7 +174,7 @@ def test_an_interrupted_write_keeps_the_previous_artifact(example_site, tmp_path
             raise OSError("disk full (fault injected: a crash cannot be produced otherwise)")
         path.write_bytes(data)
 
-    monkeypatch.setattr(writer, "_atomic_write", crash)
+    monkeypatch.setattr(writer, "atomic_write", crash)
     with pytest.raises(OSError):
         writer.write_artifact(document, writer.Sidecars(b"\x00" * (388 * document["vectors"]["count"]),
                                                         reference), folder)

@@ -57,6 +57,7 @@ class BrowserOptions:
         cdn: allow WebLLM to fetch its prebuilt model and library from their public hosts.
         top_k: passages retrieved per question.
         shortcut: the letter that opens the box with Ctrl or ⌘.
+        artifact: the file the box loads: the single artifact or the sharded one's manifest.
     """
 
     gateways: list[str] = field(default_factory=list)
@@ -69,6 +70,7 @@ class BrowserOptions:
     wllama_n_threads: int = 4
     cdn: bool = False
     top_k: int = 4
+    artifact: str = "site-knowledge.json"
 
     def __post_init__(self) -> None:
         unknown = [name for name in self.engines if name not in ENGINES]
@@ -227,7 +229,7 @@ def browser_config(root_prefix: str, options: BrowserOptions) -> dict[str, objec
     return {
         "version": 1,
         "root": root_prefix or "./",
-        "artifact": "site-knowledge.json",
+        "artifact": options.artifact,
         "gateways": list(options.gateways),
         "engines": list(options.engines),
         "top_k": options.top_k,

@@ -76,16 +76,17 @@ def write_prepared(on_disk: dict[str, Any], sidecars: Sidecars, output_dir: Path
     payload = json.dumps(on_disk, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     output_dir.mkdir(parents=True, exist_ok=True)
     for name, blob in named.items():
-        _atomic_write(output_dir / name, blob)
+        atomic_write(output_dir / name, blob)
     artifact_path = output_dir / ARTIFACT_NAME
-    _atomic_write(artifact_path, payload)
+    atomic_write(artifact_path, payload)
     for stale in output_dir.glob(f"{SIDECAR_PREFIX}*{SIDECAR_SUFFIX}"):
         if stale.name not in named:
             stale.unlink(missing_ok=True)
     return artifact_path, len(payload)
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write ``data`` to a temporary file beside ``path``, then rename it into place."""
     partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with partial.open("wb") as handle:
