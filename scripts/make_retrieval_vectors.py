@@ -49,6 +49,11 @@ TOKENIZER_TEXTS = [
     "日本語のテキスト and 中文",
     "Résumé of the analyses: bus, status, glass",
     "ÇA VA? İstanbul",
+    "如何安装FastAPI？依赖注入",
+    "FastAPI的路径参数 和 字",
+    "ｶﾀｶﾅ カタカナ ひらがなtext 一",
+    "한국어 문서를 설치하려면",
+    "𠀀𠀁 々々",
     "",
 ]
 PAGES = [
@@ -67,6 +72,10 @@ PAGES = [
      "release notes, back up the database, then run the upgrade script.</p>"),
     ("about.md", "about/", "About", "<p>This documentation covers data centre "
      "infrastructure modelling: racks, cables and power.</p>"),
+    ("zh/racks.md", "zh/racks/", "机柜", "<h2 id='reservations'>预留</h2><p>预留为租户将来的"
+     "安装保留机柜单元。</p>"),
+    ("zh/cables.md", "zh/cables/", "线缆", "<h2 id='tracing'>追踪</h2><p>从接口经过配线架追踪"
+     "线缆到远端。</p>"),
 ]
 QUERIES = [
     ("How do I trace a cable?", []),
@@ -88,6 +97,16 @@ QUERIES = [
     ("What is the capital of France?", ["How do I trace a cable?"]),
     ("Where does it end at Equinix?", ["How do I trace a cable?"]),
 ]
+LANG_QUERIES = [
+    ("如何追踪线缆？", [], "zh"),
+    ("如何追踪线缆？", [], "zh-CN"),
+    ("如何追踪线缆？", [], None),
+    ("How do I trace a cable?", [], "zh"),
+    ("How do I trace a cable?", [], "en-US"),
+    ("rack reservations for a tenant", [], "fr"),
+]
+"""Questions asked on a page in a language (the box sends the page's): the zh pages are "zh",
+the rest the site's "en"."""
 RETRIEVAL = {**DEFAULT_RETRIEVAL, "candidates": 3, "page_candidates": 2}
 """Short candidate lists: 10 passages, 3 candidates, so single modes must stop at 3."""
 
@@ -96,9 +115,10 @@ def main() -> None:
     """Compile the fixture artifact and write the vectors file."""
     with tempfile.TemporaryDirectory() as cache_dir:
         cache = EmbeddingCache(Encoder(), Path(cache_dir))
-        pages = [PageInput(src, url, title, "", html) for src, url, title, html in PAGES]
+        pages = [PageInput(src, url, title, "", html, lang="zh" if src.startswith("zh/") else "")
+                 for src, url, title, html in PAGES]
         prompt = PromptParts("You answer from the excerpts.", "Not on this site.", "No model.")
-        options = BuildOptions("Fixture", "", FIXTURE, retrieval=RETRIEVAL)
+        options = BuildOptions("Fixture", "", FIXTURE, retrieval=RETRIEVAL, language="en")
         compile_knowledge(pages, [], prompt, options, cache)
         for stale in FIXTURE.glob(".*.tmp"):
             stale.unlink()
@@ -106,21 +126,25 @@ def main() -> None:
         ranking = []
         ungated = KnowledgeIndex({**index.artifact, "gate": OPEN_GATE}, _blob(), cache.encoder)
         turns = int(index.artifact["retrieval"]["followup_turns"])
-        for question, history in QUERIES:
+        for question, history, lang in [(q, h, None) for q, h in QUERIES] + LANG_QUERIES:
             query = gate_query(question, history, turns)
             # The readers' tests search with the stored (rounded) vector: so does the file.
             vector = np.asarray(_rounded(cache.encoder.encode([query])[0]), dtype=np.float32)
             ranking_query = retrieval_query(index.words.without_unknown(question), history, turns)
             case = {"question": question, "history": history, "query": query,
                     "terms": tokenize(query), "query_vector": _rounded(vector), "modes": {}}
+            if lang is not None:
+                case["lang"] = lang
             if ranking_query != query:
                 case["ranking_query"] = ranking_query
                 case["ranking_vector"] = _rounded(cache.encoder.encode([ranking_query])[0])
-            gated = index.search(question, history, "hybrid", 4, query_vector=vector)
+            gated = index.search(question, history, "hybrid", 4, query_vector=vector, lang=lang)
             case["answerable"] = gated.answerable
             case["gate"] = gated.gate
+            case["kept_to"] = gated.lang
             for mode in MODES:
-                result = ungated.search(question, history, mode, 4, query_vector=vector)
+                result = ungated.search(question, history, mode, 4, query_vector=vector,
+                                        lang=gated.lang)
                 case["modes"][mode] = [hit.passage.id for hit in result.hits]
             ranking.append(case)
     document = {

@@ -36,7 +36,8 @@ def _copy_fixture(tmp_path: Path) -> Path:
 def _source(id_: str, url: str, path: str | None, kind: str = "page", **fields: Any) -> dict[str, Any]:
     return {"id": id_, "kind": kind, "title": fields.get("title", id_.title()),
             "description": fields.get("description", ""), "url": url,
-            "authority": fields.get("authority", "prose"), "path": path}
+            "authority": fields.get("authority", "prose"), "path": path,
+            "lang": fields.get("lang", "en")}
 
 
 def _passage(source: dict[str, Any], index: int, heading: str, anchor: str, text: str) -> dict[str, Any]:
@@ -53,8 +54,8 @@ def _awkward_document() -> dict[str, Any]:
     nested = _source("guide", "guide/", "guide/index.md")
     clash = _source("page-profile", "profile/", "profile.md", description="Set in front matter.")
     unicode_page = _source("zurich-notes", "zurich-notes/", "Zürich notes.md")
-    blog = _source("blog-posts-hello", "blog/2024/03/01/hello/", "blog/posts/hello.md")
-    empty = _source("empty", "empty/", "empty.md")
+    blog = _source("blog-posts-hello", "blog/2024/03/01/hello/", "blog/posts/hello.md", lang="zh")
+    empty = _source("empty", "empty/", "empty.md", lang="")
     sources = [profile, home, nested, clash, unicode_page, blog, empty]
     passages = [
         _passage(profile, 0, "Profile", "", "Ada lives in Lisbon."),
@@ -77,7 +78,7 @@ def _awkward_document() -> dict[str, Any]:
     ]
     home["description"] = passages[2]["text"][:200]
     unicode_page["description"] = passages[13]["text"][:200]
-    return {"schema": SCHEMA_VERSION, "sources": sources, "passages": passages,
+    return {"schema": SCHEMA_VERSION, "site": {"lang": "en"}, "sources": sources, "passages": passages,
             "vectors": {"count": len(passages)}}
 
 
@@ -92,6 +93,8 @@ def test_compact_then_expand_restores_every_awkward_case():
     assert by_title["Zurich-Notes"]["id"] == "zurich-notes"
     assert "description" not in by_title["Index"] and "description" not in by_title["Zurich-Notes"]
     assert by_title["Page-Profile"]["description"] == "Set in front matter."
+    assert "lang" not in by_title["Index"], "the site's language is left out"
+    assert by_title["Blog-Posts-Hello"]["lang"] == "zh" and by_title["Empty"]["lang"] == ""
 
 
 def test_expand_in_javascript_equals_python(tmp_path):

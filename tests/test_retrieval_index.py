@@ -31,12 +31,15 @@ def test_shared_ranking_vectors(fixture_index):
         assert gate_query(case["question"], case["history"], 1) == case["query"]
         kept = fixture_index.words.without_unknown(case["question"])
         assert retrieval_query(kept, case["history"], 1) == case.get("ranking_query", case["query"])
-        gated = fixture_index.search(case["question"], case["history"], query_vector=vector)
+        lang = case.get("lang")
+        gated = fixture_index.search(case["question"], case["history"], query_vector=vector,
+                                     lang=lang)
         assert gated.answerable == case["answerable"]
         assert gated.gate == case["gate"]
+        assert gated.lang == case["kept_to"]
         for mode, expected in case["modes"].items():
             result = ungated.search(case["question"], case["history"], mode, 4,
-                                    query_vector=vector)
+                                    query_vector=vector, lang=case["kept_to"])
             assert [h.passage.id for h in result.hits] == expected, (case["question"], mode)
 
 

@@ -1,4 +1,4 @@
-"""The sk-words/1 tokenizer against the shared test vectors the JavaScript twin reads too."""
+"""The sk-words/2 tokenizer against the shared test vectors the JavaScript twin reads too."""
 
 from __future__ import annotations
 
@@ -32,3 +32,20 @@ def test_idf_stays_positive_for_terms_in_most_documents():
     assert (scores > 0).all()
     assert index.coverage(["rack", "banana"]) < 0.5
     assert index.coverage(["rack", "cable"]) == 1.0
+
+
+def test_cjk_runs_become_overlapping_pairs_and_a_lone_character_stays():
+    assert tokenize("依赖注入") == ["依赖", "赖注", "注入"]
+    assert tokenize("和") == ["和"]
+    assert tokenize("한국어 설치") == ["한국", "국어", "설치"]
+
+
+def test_cjk_inside_a_word_run_is_split_from_the_latin_part():
+    assert tokenize("FastAPI的依赖") == ["fastapi", "的依", "依赖"]
+    assert tokenize("ｶﾀｶﾅ") == ["カタ", "タカ", "カナ"], "NFKC first: half-width kana"
+
+
+def test_text_without_cjk_keeps_every_token_of_sk_words_1():
+    text = "Racks' policies: the analyses of Zürich's buses, v4.2 and snake_case"
+    assert tokenize(text) == ["rack", "policy", "analyse", "zürich", "buse", "v4", "2",
+                              "snake", "case"]

@@ -54,7 +54,7 @@ function expandHeadings(nodes, sourceId) {
 
 /**
  * The compact artifact as readers score it: `sources` as {id, kind, title, description, url,
- * authority, path} and `passages` as {id, source, heading, text, url}, in source order.
+ * authority, path, lang} and `passages` as {id, source, heading, text, url}, in source order.
  * @param {object} doc the parsed site-knowledge.json
  */
 export function expandArtifact(doc) {
@@ -77,6 +77,7 @@ export function expandArtifact(doc) {
       url: compact.url,
       authority: compact.authority ?? "prose",
       path,
+      lang: compact.lang ?? doc.site?.lang ?? "",
     };
     sources.push(source);
     const headings = expandHeadings(compact.headings, source.id);

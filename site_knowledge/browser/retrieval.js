@@ -4,8 +4,11 @@
 import { SCHEMA } from "./artifact.js";
 import { isDigit, length } from "./pystr.js";
 
-export const TOKENIZER = "sk-words/1";
+export const TOKENIZER = "sk-words/2";
 const WORD = /[\p{L}\p{N}]+/gu;
+// Han, Hiragana, Katakana and Hangul runs (tokenizer.py's CJK): read as overlapping pairs.
+const CJK =
+  /([\u{1100}-\u{11ff}\u{2e80}-\u{2fdf}\u{3005}-\u{3007}\u{3021}-\u{3029}\u{3038}-\u{303c}\u{3041}-\u{30ff}\u{3130}-\u{318f}\u{31f0}-\u{31ff}\u{3400}-\u{4dbf}\u{4e00}-\u{9fff}\u{a960}-\u{a97f}\u{ac00}-\u{d7ff}\u{f900}-\u{faff}\u{20000}-\u{3ffff}]+)/u;
 
 /** SPEC.md's plural folding; lengths in code points, as Python counts them. */
 export function foldPlural(token) {
@@ -17,14 +20,23 @@ export function foldPlural(token) {
   return token;
 }
 
-/** sk-words/1: NFKC, lower case, letter/digit runs, stopwords, one-char non-digits, plurals. */
+/** A CJK run as its overlapping character pairs; a lone character stays itself. */
+export function bigrams(run) {
+  const letters = [...run];
+  if (letters.length === 1) return letters;
+  return letters.slice(1).map((letter, i) => letters[i] + letter);
+}
+
+/** sk-words/2: NFKC, lower case, letter/digit runs, CJK pairs, stopwords, one-char non-digits,
+ * plurals. */
 export function tokenize(text, stopwords) {
   const words = text.normalize("NFKC").toLowerCase().match(WORD) || [];
   const out = [];
   for (const word of words) {
-    if (stopwords.has(word)) continue;
-    if (length(word) < 2 && !isDigit(word)) continue;
-    out.push(foldPlural(word));
+    word.split(CJK).forEach((part, index) => {
+      if (index % 2) out.push(...bigrams(part));
+      else if (part && !stopwords.has(part) && (length(part) > 1 || isDigit(part))) out.push(foldPlural(part));
+    });
   }
   return out;
 }
@@ -90,23 +102,27 @@ export class BM25 {
     return total;
   }
 
-  coverage(terms) {
+  /** The IDF share of the distinct terms found in the corpus, or in `within` (a Set: the terms
+   * of one language's passages). */
+  coverage(terms, within = null) {
     let seen = 0;
     let all = 0;
     for (const term of new Set(terms)) {
       const df = this.df(term);
       const weight = idf(this.size, df);
       all += weight;
-      if (df > 0) seen += weight;
+      if (within === null ? df > 0 : within.has(term)) seen += weight;
     }
     return all === 0 ? 0 : seen / all;
   }
 }
 
-/** Indices of the `limit` best scores, ties by index ascending. */
-export function ranked(scores, limit, positiveOnly = false) {
+/** Indices of the `limit` best scores (among `keep`, booleans by index), ties by index ascending. */
+export function ranked(scores, limit, positiveOnly = false, keep = null) {
   const order = [];
-  for (let i = 0; i < scores.length; i++) if (!positiveOnly || scores[i] > 0) order.push(i);
+  for (let i = 0; i < scores.length; i++) {
+    if ((!positiveOnly || scores[i] > 0) && (keep === null || keep[i])) order.push(i);
+  }
   order.sort((a, b) => scores[b] - scores[a] || a - b);
   return order.slice(0, limit);
 }
@@ -153,7 +169,7 @@ export function dequantize(buffer, count, dimension) {
   return out;
 }
 
-function dotRows(matrix, rowCount, dimension, query) {
+export function dotRows(matrix, rowCount, dimension, query) {
   const out = new Float64Array(rowCount);
   for (let i = 0; i < rowCount; i++) {
     let sum = 0;
@@ -186,14 +202,14 @@ function maxOf(values) {
 }
 
 /**
- * The gate's inputs (SPEC.md, "Gate"): whether the query has terms, its IDF coverage, its best
- * cosine over all passages and its best cosine with the kept questions from elsewhere (-1 for
- * none).
+ * The gate's inputs (SPEC.md, "Gate"): whether the query has terms, its IDF coverage (terms
+ * found in `within`, default the corpus), its best cosine over the passages given and its best
+ * cosine with the kept questions from elsewhere (-1 for none).
  */
-export function gateSignals(bm25, terms, dense, elsewhere) {
+export function gateSignals(bm25, terms, dense, elsewhere, within = null) {
   return {
     has_terms: terms.length > 0,
-    coverage: bm25.coverage(terms),
+    coverage: bm25.coverage(terms, within),
     cosine: maxOf(dense),
     elsewhere: maxOf(elsewhere),
   };
@@ -237,6 +253,9 @@ export class Index {
    */
   constructor(artifact, vectorBytes) {
     if (artifact.schema !== SCHEMA) throw new Error(`unknown artifact schema ${artifact.schema}`);
+    if (artifact.lexical.tokenizer === "sk-words/1") {
+      throw new Error(`artifact tokenizer sk-words/1 is older than this reader's ${TOKENIZER}: rebuild the site (mkdocs build) to update it`);
+    }
     if (artifact.lexical.tokenizer !== TOKENIZER) {
       throw new Error(`unknown tokenizer ${artifact.lexical.tokenizer}`);
     }
@@ -264,6 +283,33 @@ export class Index {
     this.vectors = dequantize(vectorBytes, count, dimension);
     this.pageVectors = meanUnitRows(this.vectors, this.sourceOf, sources.length, dimension);
     this.elsewhere = decodeElsewhere(artifact.gate, dimension);
+    this.sourceLangs = sources.map((s) => s.lang);
+    this.passageLangs = this.sourceOf.map((s) => this.sourceLangs[s]);
+    this.languages = new Set(this.sourceLangs.filter((lang) => lang));
+    this.vocabularies = new Map();
+  }
+
+  /** The language a question asked in `lang` keeps to: `lang`, else its primary subtag, among
+   * the sources' languages; null when the site has fewer than two or neither is one of them
+   * (SPEC.md, "Languages"). */
+  language(lang) {
+    if (!lang || this.languages.size < 2) return null;
+    const tag = lang.trim().toLowerCase().replaceAll("_", "-");
+    return [tag, tag.split("-")[0]].find((t) => this.languages.has(t)) ?? null;
+  }
+
+  /** The gate's inputs over the passages in `scope` (a language), or all when null. */
+  scopedSignals(terms, dense, elsewhere, scope) {
+    if (scope === null) return gateSignals(this.bm25, terms, dense, elsewhere);
+    if (!this.vocabularies.has(scope)) {
+      const words = new Set();
+      this.passageTerms.forEach((terms, i) => {
+        if (this.passageLangs[i] === scope) for (const t of terms) words.add(t);
+      });
+      this.vocabularies.set(scope, words);
+    }
+    const kept = dense.filter((_, i) => this.passageLangs[i] === scope);
+    return gateSignals(this.bm25, terms, kept, elsewhere, this.vocabularies.get(scope));
   }
 
   /** The square of the share of the query's IDF mass held by the best BM25 passage (SPEC.md, fusion step 2). */
@@ -294,23 +340,33 @@ export class Index {
    * @param {string} text the retrieval query (follow-ups already joined): the gate reads it
    * @param {Float32Array} queryVector its L2-normalised embedding
    * @param {{topK?: number, mode?: "hybrid"|"bm25"|"dense", rankText?: string|null,
-   *   rankVector?: Float32Array|null}} options `rankText` (with its embedding `rankVector`):
-   *   the query without the question's premise names, which the ranking reads when it has
-   *   a token
+   *   rankVector?: Float32Array|null, lang?: string|null}} options `rankText` (with its
+   *   embedding `rankVector`): the query without the question's premise names, which the
+   *   ranking reads when it has a token; `lang`: the page's language (SPEC.md, "Languages")
    */
-  search(text, queryVector, { topK = 4, mode = "hybrid", rankText = null, rankVector = null } = {}) {
+  search(text, queryVector, { topK = 4, mode = "hybrid", rankText = null, rankVector = null, lang = null } = {}) {
     const cfg = this.artifact.retrieval;
     const gateCfg = this.artifact.gate;
     const queryTerms = tokenize(text, this.stopwords);
     const queryDense = dotRows(this.vectors, this.passages.length, this.dimension, queryVector);
+    const elsewhere = dotRows(this.elsewhere.rows, this.elsewhere.count, this.dimension, queryVector);
+    let scope = this.language(lang);
+    let signals = this.scopedSignals(queryTerms, queryDense, elsewhere, scope);
+    if (scope !== null && !accepts(signals, gateCfg)) {
+      scope = null;
+      signals = this.scopedSignals(queryTerms, queryDense, elsewhere, scope);
+    }
+    const answerable = accepts(signals, gateCfg);
+    const keep = scope === null ? null : this.passageLangs.map((l) => l === scope);
+    const pageKeep = scope === null ? null : this.sourceLangs.map((l) => l === scope);
     const rankTerms = rankText === null ? [] : tokenize(rankText, this.stopwords);
     const ranking = rankTerms.length > 0;
     const terms = ranking ? rankTerms : queryTerms;
     const vector = ranking ? rankVector : queryVector;
     const bm25 = this.bm25.scores(terms);
     const dense = ranking ? dotRows(this.vectors, this.passages.length, this.dimension, vector) : queryDense;
-    const bm25Order = ranked(bm25, cfg.candidates, true);
-    const denseOrder = ranked(dense, cfg.candidates);
+    const bm25Order = ranked(bm25, cfg.candidates, true, keep);
+    const denseOrder = ranked(dense, cfg.candidates, false, keep);
     let order;
     let score;
     if (mode === "bm25") {
@@ -325,8 +381,8 @@ export class Index {
       const pageDense = dotRows(this.pageVectors, nSources, this.dimension, vector);
       const rb = rankMap(bm25Order);
       const rd = rankMap(denseOrder);
-      const rpb = rankMap(ranked(pageBm25, cfg.page_candidates, true));
-      const rpd = rankMap(ranked(pageDense, cfg.page_candidates));
+      const rpb = rankMap(ranked(pageBm25, cfg.page_candidates, true, pageKeep));
+      const rpd = rankMap(ranked(pageDense, cfg.page_candidates, false, pageKeep));
       const w = cfg.weights;
       const k = cfg.rrf_k;
       const c = this.lexicalConfidence(terms, bm25Order);
@@ -347,9 +403,6 @@ export class Index {
       score = { get: (i) => rrf.get(i) };
     }
     const top = diverseTop(order, this.sourceOf, topK, cfg.per_page_cap);
-    const elsewhere = dotRows(this.elsewhere.rows, this.elsewhere.count, this.dimension, queryVector);
-    const signals = gateSignals(this.bm25, queryTerms, queryDense, elsewhere);
-    const answerable = accepts(signals, gateCfg);
     const sources = this.artifact.sources;
     const results = top.map((i, rank) => {
       const p = this.passages[i];
@@ -366,7 +419,7 @@ export class Index {
         score: typeof score.get === "function" ? score.get(i) : score[i],
       };
     });
-    return { query: text, terms: queryTerms, results, gate: { answerable, ...signals } };
+    return { query: text, terms: queryTerms, results, gate: { answerable, ...signals }, lang: scope };
   }
 }
 

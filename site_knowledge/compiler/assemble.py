@@ -46,6 +46,7 @@ class SiteSettings:
         ontology: a Python file of structured facts, or None for pages only.
         chunk_size: the passage limit in characters.
         budgets: overrides of :data:`site_knowledge.budgets.DEFAULT_BUDGETS`, per reader.
+        language: the theme's language ("" when unknown).
     """
 
     site_name: str
@@ -54,6 +55,7 @@ class SiteSettings:
     ontology: Path | None = None
     chunk_size: int = 900
     budgets: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    language: str = ""
 
 
 def load_knowledge_inputs(ontology: Path | None, site_name: str,
@@ -98,7 +100,7 @@ def compile_site(pages: Sequence[PageInput], settings: SiteSettings,
     sources, prompt = load_knowledge_inputs(settings.ontology, settings.site_name, pages)
     options = BuildOptions(site_name=settings.site_name, site_url=settings.site_url,
                            output_dir=settings.output_dir, chunk_size=settings.chunk_size,
-                           budgets=merged_budgets(settings.budgets))
+                           budgets=merged_budgets(settings.budgets), language=settings.language)
     return compile_knowledge(pages, sources, prompt, options, cache)
 
 

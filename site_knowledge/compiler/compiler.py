@@ -15,6 +15,7 @@ from site_knowledge.budgets import DEFAULT_BUDGETS
 from site_knowledge.compiler import artifact_cache
 from site_knowledge.compiler.chunking import merge_small_sections, page_sections, source_passages
 from site_knowledge.compiler.embed_cache import EmbeddingCache
+from site_knowledge.compiler.languages import main_language, page_languages
 from site_knowledge.compiler.model import ID_PATTERN, Authority, BuildError, Passage, Source
 from site_knowledge.compiler.writer import Sidecars, prepare_artifact, write_prepared
 from site_knowledge.embedding import DIMENSION, MAX_TOKENS, MODEL_NAME, WEIGHTS_PACKAGE
@@ -40,6 +41,8 @@ class PageInput:
     description: str
     html: str
     authority: Authority = "prose"
+    lang: str = ""
+    """The language its front matter declares ("" when it declares none)."""
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,8 @@ class BuildOptions:
     chunk_size: int = 900
     budgets: dict[str, dict[str, int]] = field(default_factory=lambda: DEFAULT_BUDGETS)
     retrieval: dict[str, Any] = field(default_factory=lambda: DEFAULT_RETRIEVAL)
+    language: str = ""
+    """The theme's language: a page's when neither its front matter nor its folder says."""
 
 
 @dataclass(frozen=True)
@@ -120,7 +125,8 @@ def compile_knowledge(pages: Sequence[PageInput], ontology_sources: Sequence[Sou
     started = time.perf_counter()
     key = artifact_cache.input_key(__version__, cache.encoder.weights_sha256, pages,
                                    ontology_sources, prompt, options.site_name, options.site_url,
-                                   options.chunk_size, options.budgets, options.retrieval)
+                                   options.chunk_size, options.budgets, options.retrieval,
+                                   options.language)
     memo = artifact_cache.load(cache.directory, key)
     if memo is not None:
         on_disk, sidecars = memo
@@ -165,7 +171,10 @@ def _compile(pages: Sequence[PageInput], ontology_sources: Sequence[Source], pro
                                      vectors, stopwords, cache.embed)
     sidecars = Sidecars(vectors_blob, reference)
     cache.save()
-    return _document(sources, passages, prompt, options, gate, cache), sidecars, embedded
+    languages = [options.language] * len(ontology_sources) + page_languages(
+        [page.src_path for page in pages], [page.lang for page in pages], options.language)
+    return (_document(sources, languages, passages, prompt, options, gate, cache), sidecars,
+            embedded)
 
 
 def _now() -> str:
@@ -196,16 +205,19 @@ def _check_sources(sources: Sequence[Source]) -> None:
         check_site_url(source.url, where)
 
 
-def _document(sources: Sequence[Source], passages: Sequence[Passage], prompt: PromptParts,
-              options: BuildOptions, gate: dict[str, Any], cache: EmbeddingCache) -> dict[str, Any]:
+def _document(sources: Sequence[Source], languages: Sequence[str], passages: Sequence[Passage],
+              prompt: PromptParts, options: BuildOptions, gate: dict[str, Any],
+              cache: EmbeddingCache) -> dict[str, Any]:
     from site_knowledge.retrieval.lexical import K1, B
     from site_knowledge.retrieval.vectors import LAYOUT
 
+    site_lang = main_language(languages)
     return {
         "schema": SCHEMA_VERSION,
         "generator": f"mkdocs-site-knowledge {__version__}",
         "built_at": _now(),
-        "site": {"name": options.site_name, "url": options.site_url},
+        "site": {"name": options.site_name, "url": options.site_url,
+                 **({"lang": site_lang} if site_lang else {})},
         "embedding": {
             "model": MODEL_NAME, "weights": WEIGHTS_PACKAGE,
             "weights_sha256": cache.encoder.weights_sha256, "dimension": DIMENSION,
@@ -214,8 +226,8 @@ def _document(sources: Sequence[Source], passages: Sequence[Passage], prompt: Pr
         },
         "sources": [
             {"id": s.id, "kind": s.kind, "title": s.title, "description": s.description,
-             "url": s.url, "authority": s.authority, "path": s.path}
-            for s in sources
+             "url": s.url, "authority": s.authority, "path": s.path, "lang": lang}
+            for s, lang in zip(sources, languages, strict=True)
         ],
         "passages": [
             {"id": p.id, "source": p.source_id, "heading": p.heading, "text": p.text, "url": p.url}

@@ -16,6 +16,7 @@ import yaml
 from mkdocs.utils.meta import YAML_RE, get_data
 
 from site_knowledge.compiler.compiler import PageInput
+from site_knowledge.compiler.languages import TAG, language_tag
 from site_knowledge.compiler.model import Authority, BuildError
 from site_knowledge.compiler.ontology import AUTHORITIES
 
@@ -80,9 +81,17 @@ def page_opt_out(meta: Mapping[str, Any], part: Literal["index", "chat"]) -> boo
     return setting is False
 
 
+def theme_language(theme: Mapping[str, Any]) -> str:
+    """The theme's language (Material's ``language``, MkDocs' ``locale``) as a language tag, ""
+    when it sets none that is one."""
+    tag = str(theme.get("language") or theme.get("locale") or "").lower().replace("_", "-")
+    return tag if TAG.match(tag) else ""
+
+
 def page_input(src_path: str, url: str, title: str, meta: Mapping[str, Any], html: str) -> PageInput:
     """A published page as the compiler takes it, with what its front matter says (description,
-    authority): one place for both adapters, so a page gets the same source either way."""
+    authority, lang): one place for both adapters, so a page gets the same source either way."""
+    lang = language_tag(meta["lang"], src_path) if meta.get("lang") is not None else ""
     return PageInput(src_path=src_path, url=url, title=title,
                      description=str(meta.get("description") or ""), html=html,
-                     authority=page_authority(meta, src_path))
+                     authority=page_authority(meta, src_path), lang=lang)

@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from site_knowledge.retrieval.artifact_form import SCHEMA_VERSION, FormError, expand
+from site_knowledge.retrieval.tokenizer import TOKENIZER_VERSION
 
 OLDER_SCHEMAS = ("site-knowledge/1",)
+OLDER_TOKENIZERS = ("sk-words/1",)
 ARTIFACT_NAME = "site-knowledge.json"
 DEFAULT_DIR = "assets/site-knowledge"
 
@@ -47,6 +49,11 @@ def validate_artifact(document: dict[str, Any]) -> dict[str, Any]:
                             f"{SCHEMA_VERSION}: rebuild the site (mkdocs build) to update it")
     if version != SCHEMA_VERSION:
         raise ArtifactError(f"unknown artifact schema {version!r} (this reader reads {SCHEMA_VERSION})")
+    lexical = document.get("lexical")
+    tokenizer = lexical.get("tokenizer") if isinstance(lexical, dict) else None
+    if tokenizer in OLDER_TOKENIZERS:
+        raise ArtifactError(f"artifact tokenizer {tokenizer} is older than this reader's "
+                            f"{TOKENIZER_VERSION}: rebuild the site (mkdocs build) to update it")
     import jsonschema  # loaded when a document is validated: a warm build never validates
 
     try:

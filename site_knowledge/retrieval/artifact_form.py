@@ -62,7 +62,7 @@ def passage_count(document: dict[str, Any]) -> int:
 def expand(document: dict[str, Any]) -> dict[str, Any]:
     """The compact document with flat ``sources`` and ``passages`` lists, as readers score them.
 
-    Sources become ``{id, kind, title, description, url, authority, path}`` and passages
+    Sources become ``{id, kind, title, description, url, authority, path, lang}`` and passages
     ``{id, source, heading, text, url}``, in source order; every other field is kept as is.
 
     Raises:
@@ -70,8 +70,9 @@ def expand(document: dict[str, Any]) -> dict[str, Any]:
     """
     sources: list[dict[str, Any]] = []
     passages: list[dict[str, Any]] = []
+    site_lang = document.get("site", {}).get("lang", "")
     for source in document["sources"]:
-        record = _expand_source(source)
+        record = _expand_source(source, site_lang)
         sources.append(record)
         first = len(passages)
         headings = _expand_headings(source["headings"], record["id"])
@@ -88,7 +89,7 @@ def expand(document: dict[str, Any]) -> dict[str, Any]:
     return {**document, "sources": sources, "passages": passages}
 
 
-def _expand_source(source: dict[str, Any]) -> dict[str, Any]:
+def _expand_source(source: dict[str, Any], site_lang: str) -> dict[str, Any]:
     kind = source.get("kind", "page")
     path = source.get("path", default_path(source["url"]) if kind == "page" else None)
     return {
@@ -99,6 +100,7 @@ def _expand_source(source: dict[str, Any]) -> dict[str, Any]:
         "url": source["url"],
         "authority": source.get("authority", "prose"),
         "path": path,
+        "lang": source.get("lang", site_lang),
     }
 
 
@@ -136,13 +138,15 @@ def compact(document: dict[str, Any]) -> dict[str, Any]:
                             "source order")
         last = position[passage["source"]]
         by_source[passage["source"]].append(passage)
-    sources = [_compact_source(s, by_source[s["id"]]) for s in document["sources"]]
+    site_lang = document.get("site", {}).get("lang", "")
+    sources = [_compact_source(s, by_source[s["id"]], site_lang) for s in document["sources"]]
     result = {k: v for k, v in document.items() if k != "passages"}
     result["sources"] = sources
     return result
 
 
-def _compact_source(source: dict[str, Any], passages: list[dict[str, Any]]) -> dict[str, Any]:
+def _compact_source(source: dict[str, Any], passages: list[dict[str, Any]],
+                    site_lang: str) -> dict[str, Any]:
     tree = _HeadingTree()
     items: list[int | str] = []
     current = NO_HEADING
@@ -171,6 +175,8 @@ def _compact_source(source: dict[str, Any], passages: list[dict[str, Any]]) -> d
     out["url"] = source["url"]
     if source["authority"] != "prose":
         out["authority"] = source["authority"]
+    if source.get("lang", site_lang) != site_lang:
+        out["lang"] = source["lang"]
     out.update(headings=tree.nodes, passages=items)
     return out
 

@@ -10,9 +10,12 @@ import numpy.typing as npt
 FloatArray = npt.NDArray[np.float64]
 
 
-def ranked(scores: FloatArray, limit: int, positive_only: bool = False) -> list[int]:
-    """Indices of the ``limit`` best scores, ties broken by index ascending."""
+def ranked(scores: FloatArray, limit: int, positive_only: bool = False,
+           keep: npt.NDArray[np.bool_] | None = None) -> list[int]:
+    """Indices of the ``limit`` best scores (among ``keep``), ties broken by index ascending."""
     order = np.argsort(-scores, kind="stable")
+    if keep is not None:
+        order = order[keep[order]]
     if positive_only:
         order = order[scores[order] > 0]
     return [int(i) for i in order[:limit]]

@@ -7,7 +7,7 @@ its probes, with arrays of thresholds, so the two can never drift apart.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,7 +44,7 @@ class GateSignals:
 
 
 def signals(bm25: BM25, terms: Sequence[str], cosines: npt.NDArray[Any],
-            elsewhere: npt.NDArray[Any]) -> GateSignals:
+            elsewhere: npt.NDArray[Any], within: Collection[str] | None = None) -> GateSignals:
     """The gate's inputs for a query.
 
     Args:
@@ -52,12 +52,13 @@ def signals(bm25: BM25, terms: Sequence[str], cosines: npt.NDArray[Any],
         terms: The query's tokens.
         cosines: The query's cosine with every passage the gate may consider.
         elsewhere: The query's cosine with every kept question from elsewhere.
+        within: The terms coverage counts as found (default: every term of ``bm25``).
 
     Returns:
         Whether the query has terms, its IDF coverage, its best passage cosine and its best
         cosine with a question from elsewhere (-1 for none).
     """
-    return GateSignals(bool(terms), bm25.coverage(terms),
+    return GateSignals(bool(terms), bm25.coverage(terms, within),
                        float(np.max(cosines, initial=-1.0)),
                        float(np.max(elsewhere, initial=-1.0)))
 

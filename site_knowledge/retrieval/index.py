@@ -15,7 +15,7 @@ import numpy.typing as npt
 from site_knowledge.embedding import Encoder
 from site_knowledge.retrieval.artifact import ArtifactError, load_artifact
 from site_knowledge.retrieval.fusion import diverse_top, rank_map, ranked
-from site_knowledge.retrieval.gate import decide, decode_elsewhere, signals
+from site_knowledge.retrieval.gate import GateDecision, decide, decode_elsewhere, signals
 from site_knowledge.retrieval.lexical import BM25
 from site_knowledge.retrieval.tokenizer import WORD, indexed_text, tokenize
 from site_knowledge.retrieval.vectors import dequantize, mean_unit_rows
@@ -37,6 +37,7 @@ class SourceRecord:
     url: str
     authority: str
     path: str | None
+    lang: str = ""
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,8 @@ class SearchResult:
     answerable: bool
     gate: dict[str, Any]
     hits: list[Hit]
+    lang: str | None = None
+    """The language the search kept to (SPEC.md, "Languages"), None for the whole site."""
 
 
 POINTING = re.compile(
@@ -132,6 +135,10 @@ class KnowledgeIndex:
         )
         self._elsewhere = decode_elsewhere(artifact["gate"], vectors["dimension"])
         self._encoder = encoder
+        self._source_langs = np.array([s.lang for s in self.sources], dtype=object)
+        self._passage_langs = self._source_langs[np.array(self._source_of, dtype=np.int64)]
+        self.languages = frozenset(s.lang for s in self.sources) - {""}
+        self._vocabularies: dict[str, frozenset[str]] = {}
 
     def terms(self, text: str) -> list[str]:
         """Text tokenized as the passages are (the artifact's stopwords)."""
@@ -173,6 +180,31 @@ class KnowledgeIndex:
         """The query's unit vector."""
         return self.encoder.encode([query])[0]
 
+    def language(self, lang: str | None) -> str | None:
+        """The language a question asked in ``lang`` keeps to: ``lang``, else its primary
+        subtag (``en-US`` -> ``en``), among the sources' languages; None when the site has fewer
+        than two or neither is one of them (SPEC.md, "Languages")."""
+        if not lang or len(self.languages) < 2:
+            return None
+        tag = lang.strip().lower().replace("_", "-")
+        return next((t for t in (tag, tag.split("-")[0]) if t in self.languages), None)
+
+    def _vocabulary(self, lang: str) -> frozenset[str]:
+        """Every term the passages in ``lang`` use."""
+        if lang not in self._vocabularies:
+            self._vocabularies[lang] = frozenset().union(*(
+                terms for terms, own in zip(self._passage_terms, self._passage_langs, strict=True)
+                if own == lang))
+        return self._vocabularies[lang]
+
+    def _gate(self, terms: list[str], dense: npt.NDArray[np.float32],
+              elsewhere: npt.NDArray[np.float32], scope: str | None) -> GateDecision:
+        """The gate over the passages in ``scope`` (a language), or all when None."""
+        if scope is None:
+            return decide(signals(self._bm25, terms, dense, elsewhere), self.artifact["gate"])
+        return decide(signals(self._bm25, terms, dense[self._passage_langs == scope], elsewhere,
+                              self._vocabulary(scope)), self.artifact["gate"])
+
     def nearest(self, question: str) -> PassageRecord:
         """The passage closest to ``question`` in meaning, whatever the gate decides (where a
         refused question sits on the site, for the gateway's content-gap report)."""
@@ -180,9 +212,11 @@ class KnowledgeIndex:
 
     def search(self, question: str, history: Sequence[str] = (), mode: Mode = "hybrid",
                top_k: int = 4, query_vector: npt.NDArray[np.float32] | None = None,
-               ) -> SearchResult:
+               lang: str | None = None) -> SearchResult:
         """Rank passages for a question, the gate deciding first on the whole query; the
-        ranking reads it without the question's names the site never uses.
+        ranking reads it without the question's names the site never uses. On a site in
+        several languages, a question in one of them keeps to its passages when the gate
+        accepts it there, else searches them all.
 
         Args:
             question: the visitor's question.
@@ -191,6 +225,7 @@ class KnowledgeIndex:
             mode: ``hybrid``, ``bm25`` or ``dense``.
             top_k: how many passages to return.
             query_vector: a precomputed embedding of the retrieval query (tests, batches).
+            lang: the language the question was asked in (the page's), or None.
 
         Returns:
             The gate's decision with its raw scores, and the ranked hits (none if refused).
@@ -202,8 +237,12 @@ class KnowledgeIndex:
         terms = tokenize(query, self._stopwords)
         vector = self.embed(query) if query_vector is None else query_vector
         dense = self._vectors @ vector
-        gate = decide(signals(self._bm25, terms, dense, self._elsewhere @ vector),
-                      self.artifact["gate"])
+        elsewhere = self._elsewhere @ vector
+        scope = self.language(lang)
+        gate = self._gate(terms, dense, elsewhere, scope)
+        if scope is not None and not gate.answerable:
+            scope = None
+            gate = self._gate(terms, dense, elsewhere, scope)
         if not gate.answerable:
             return SearchResult(False, gate.as_dict(), [])
         ranking = retrieval_query(self.words.without_unknown(question), history, turns)
@@ -211,15 +250,17 @@ class KnowledgeIndex:
         if ranking_terms:
             terms, vector = ranking_terms, self.embed(ranking)
             dense = self._vectors @ vector
-        return SearchResult(True, gate.as_dict(),
-                            self._rank(terms, vector, self._bm25.scores(terms), dense, mode, top_k))
+        hits = self._rank(terms, vector, self._bm25.scores(terms), dense, mode, top_k, scope)
+        return SearchResult(True, gate.as_dict(), hits, scope)
 
     def _rank(self, terms: list[str], vector: npt.NDArray[np.float32], lexical: FloatArray,
-              dense: npt.NDArray[np.float32], mode: Mode, top_k: int) -> list[Hit]:
+              dense: npt.NDArray[np.float32], mode: Mode, top_k: int, scope: str | None,
+              ) -> list[Hit]:
         settings = self.artifact["retrieval"]
         limit = settings["candidates"]
-        bm25_order = ranked(lexical, limit, positive_only=True)
-        dense_order = ranked(dense.astype(np.float64), limit)
+        keep = None if scope is None else self._passage_langs == scope
+        bm25_order = ranked(lexical, limit, positive_only=True, keep=keep)
+        dense_order = ranked(dense.astype(np.float64), limit, keep=keep)
         bm25_ranks, dense_ranks = rank_map(bm25_order), rank_map(dense_order)
         if mode == "bm25":
             order, scores = bm25_order, {i: float(lexical[i]) for i in bm25_order}
@@ -227,7 +268,7 @@ class KnowledgeIndex:
             order, scores = dense_order, {i: float(dense[i]) for i in dense_order}
         else:
             confidence = self._lexical_confidence(terms, bm25_order)
-            scores = self._fuse(terms, vector, bm25_ranks, dense_ranks, confidence)
+            scores = self._fuse(terms, vector, bm25_ranks, dense_ranks, confidence, scope)
             order = sorted(scores, key=lambda i: (-scores[i], i))
         kept = diverse_top(order, self._source_of, top_k, settings["per_page_cap"])
         return [
@@ -248,12 +289,16 @@ class KnowledgeIndex:
         return held * held
 
     def _fuse(self, terms: list[str], vector: npt.NDArray[np.float32], bm25_ranks: dict[int, int],
-              dense_ranks: dict[int, int], confidence: float) -> dict[int, float]:
+              dense_ranks: dict[int, int], confidence: float, scope: str | None,
+              ) -> dict[int, float]:
         settings = self.artifact["retrieval"]
         k, weights, authority = settings["rrf_k"], settings["weights"], settings["authority"]
         page_limit = settings["page_candidates"]
-        page_bm25 = rank_map(ranked(self._page_bm25.scores(terms), page_limit, positive_only=True))
-        page_dense = rank_map(ranked((self._page_vectors @ vector).astype(np.float64), page_limit))
+        keep = None if scope is None else self._source_langs == scope
+        page_bm25 = rank_map(ranked(self._page_bm25.scores(terms), page_limit, positive_only=True,
+                                    keep=keep))
+        page_dense = rank_map(ranked((self._page_vectors @ vector).astype(np.float64), page_limit,
+                                     keep=keep))
         about = self._section_first_in_both(bm25_ranks, dense_ranks)
         fused: dict[int, float] = {}
         for index in sorted(set(bm25_ranks) | set(dense_ranks)):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -60,12 +60,14 @@ class BM25:
                 total[posting[0]] += posting[1]
         return total
 
-    def coverage(self, terms: Sequence[str]) -> float:
-        """IDF-weighted share of the distinct query terms found anywhere in the corpus."""
+    def coverage(self, terms: Sequence[str], within: Collection[str] | None = None) -> float:
+        """IDF-weighted share of the distinct query terms found anywhere in the corpus, or in
+        ``within`` (the terms of the passages of one language)."""
         distinct = list(dict.fromkeys(terms))
         weights = [self.idf(self.document_frequency(term)) for term in distinct]
         total = sum(weights)
         if total == 0.0:
             return 0.0
-        seen = sum(w for term, w in zip(distinct, weights, strict=True) if term in self._postings)
+        found = self._postings if within is None else within
+        seen = sum(w for term, w in zip(distinct, weights, strict=True) if term in found)
         return seen / total

@@ -1,4 +1,4 @@
-"""The ``sk-words/1`` tokenizer of SPEC.md, shared by the compiler and the Python reader."""
+"""The ``sk-words/2`` tokenizer of SPEC.md, shared by the compiler and the Python reader."""
 
 from __future__ import annotations
 
@@ -6,8 +6,14 @@ import re
 import unicodedata
 from collections.abc import Collection
 
-TOKENIZER_VERSION = "sk-words/1"
+TOKENIZER_VERSION = "sk-words/2"
 WORD = re.compile(r"[^\W_]+")
+CJK = re.compile(
+    "([\u1100-\u11ff\u2e80-\u2fdf\u3005-\u3007\u3021-\u3029\u3038-\u303c\u3041-\u30ff"
+    "\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7ff"
+    "\uf900-\ufaff\U00020000-\U0003ffff]+)")
+"""Runs of Han, Hiragana, Katakana and Hangul (SPEC.md, tokenizer step 3): written without
+spaces between words, so they are read as overlapping character pairs."""
 
 # English function words; words of time and order ("now", "after", "before", "then",
 # "during", "until", "again", "once") are kept: on a personal site they carry the question.
@@ -37,8 +43,15 @@ def fold_plural(token: str) -> str:
     return token
 
 
+def bigrams(run: str) -> list[str]:
+    """A CJK run as its overlapping character pairs; a lone character stays itself."""
+    if len(run) == 1:
+        return [run]
+    return [run[i:i + 2] for i in range(len(run) - 1)]
+
+
 def tokenize(text: str, stopwords: Collection[str] = frozenset(STOPWORDS)) -> list[str]:
-    """Split text into ``sk-words/1`` tokens.
+    """Split text into ``sk-words/2`` tokens.
 
     Args:
         text: any text.
@@ -47,12 +60,14 @@ def tokenize(text: str, stopwords: Collection[str] = frozenset(STOPWORDS)) -> li
     Returns:
         The tokens in order, repeats kept.
     """
-    folded = unicodedata.normalize("NFKC", text).lower()
-    return [
-        fold_plural(word)
-        for word in WORD.findall(folded)
-        if word not in stopwords and (len(word) > 1 or word.isdigit())
-    ]
+    tokens: list[str] = []
+    for run in WORD.findall(unicodedata.normalize("NFKC", text).lower()):
+        for index, part in enumerate(CJK.split(run)):
+            if index % 2:
+                tokens.extend(bigrams(part))
+            elif part and part not in stopwords and (len(part) > 1 or part.isdigit()):
+                tokens.append(fold_plural(part))
+    return tokens
 
 
 def indexed_text(title: str, heading: str, text: str) -> str:

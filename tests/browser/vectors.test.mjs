@@ -38,8 +38,9 @@ for (const c of vectors.ranking) {
   test(`query and gate ${name}`, () => {
     assert.equal(query, c.query);
     assert.equal(rankText, c.ranking_query ?? null);
-    const { gate, terms } = index.search(query, vector, { topK: 4, rankText, rankVector });
+    const { gate, terms, lang } = index.search(query, vector, { topK: 4, rankText, rankVector, lang: c.lang ?? null });
     assert.deepEqual(terms, c.terms);
+    assert.equal(lang, c.kept_to);
     assert.equal(gate.answerable, c.answerable);
     assert.equal(gate.has_terms, c.gate.has_terms);
     assert.ok(Math.abs(gate.coverage - c.gate.coverage) < 1e-5, `coverage ${gate.coverage}`);
@@ -48,7 +49,7 @@ for (const c of vectors.ranking) {
   });
   for (const [mode, expected] of Object.entries(c.modes)) {
     test(`${mode} ${name}`, () => {
-      const found = index.search(query, vector, { topK: 4, mode, rankText, rankVector });
+      const found = index.search(query, vector, { topK: 4, mode, rankText, rankVector, lang: c.lang ?? null });
       assert.deepEqual(found.results.map((r) => r.id), expected);
     });
   }
