@@ -292,6 +292,16 @@ GROUND = [
     ("Where did Mira speak in 2023?", [4],
      "She spoke at PyCon DE in [1], while the talk lasted 30 minutes [1]."),
     ("How long was the talk?", [4], "The talk lasted 30 minutes, as mentioned in [1]."),
+    # A citation phrase may name the excerpt before its markers; a sentence that only says
+    # where the answer is written goes, whole, and leaves no "in excerpt." behind.
+    ("How long was the talk?", [4], "The talk lasted 30 minutes, as per the excerpt [1]."),
+    ("How long was the talk?", [4],
+     "The talk lasted 30 minutes [1]. This can be seen in excerpt [1]."),
+    ("How long was the talk?", [4],
+     "The talk lasted 30 minutes. This is specified in the [1] excerpt from the site."),
+    ("How long was the talk?", [4],
+     "The talk lasted 30 minutes. It is stated in the excerpt that she spoke in Berlin [1]."),
+    ("How long was the talk?", [4], "This is mentioned in excerpt [1]."),
     ("How do I install kestrel-cli?", [3],
      "Install it with `pip install kestrel-cli==0.9.1` [1]."),
     ("Which function joins streams?", [2, 3], "Use `tidepool.stream_join()` for that [1]."),
@@ -500,7 +510,7 @@ def unicode_classes() -> dict[str, Any]:
 def patterns() -> dict[str, dict[str, Any]]:
     """Every regular expression of the grounding package, as Python compiled it."""
     named = {
-        "CITE_PHRASE": text.CITE_PHRASE, "STAND_IN": text.STAND_IN,
+        "CITE_PHRASE": text.CITE_PHRASE, "META": text.META, "STAND_IN": text.STAND_IN,
         "CODE_TOKEN": text.CODE_TOKEN, "ZERO_WIDTH": text.ZERO_WIDTH,
         "IDENTIFIER": text.IDENTIFIER, "SPAN": claims.SPAN,
         "CITATION": text.CITATION, "MARKER": text._MARKER, "URL": text._URL, "CODE": text._CODE,

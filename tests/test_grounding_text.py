@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from site_knowledge.grounding.text import (
+    cite_phrases_as_markers,
     inflection_key,
+    is_meta,
     is_negated,
     numbers,
     plain,
@@ -50,3 +52,24 @@ def test_negation():
     assert is_negated("Teo never worked at Google.")
     assert is_negated("The site doesn't say.")
     assert not is_negated("Teo works at Fennec Systems.")
+
+
+def test_a_sentence_that_only_says_where_the_answer_is_written_is_meta():
+    for meta in ("This can be seen in excerpt [1].", "This is indicated in the documentation excerpt [3].",
+                 "This is specified in the [2] excerpt from the site.",
+                 "This rule is mentioned in the lore section of the site, specifically in the "
+                 "excerpt [1] and [2]."):
+        assert is_meta(meta), meta
+    for claim in ("It is stated in the documentation that the default is 90 [1].",
+                  "The excerpt [1] clearly states that he said no.",
+                  "This is not mentioned in the excerpts.",
+                  "This is described in the settings file."):
+        assert not is_meta(claim), claim
+
+
+def test_a_citation_phrase_may_name_the_excerpt_before_its_markers():
+    assert cite_phrases_as_markers("It is typically 'multipart' as per the excerpt [3].") == \
+        "It is typically 'multipart' [3]."
+    assert cite_phrases_as_markers("It lasted 30 minutes, as stated in the provided excerpts [1] [2].") == \
+        "It lasted 30 minutes [1] [2]."
+    assert cite_phrases_as_markers("It is shown in the excerpt below.") == "It is shown in the excerpt below."

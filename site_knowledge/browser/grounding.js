@@ -187,6 +187,14 @@ export function isDecline(sentence) {
   return isNegated(sentence) && pySearch(SAYING, sentence) && pySearch(SOURCE, sentence);
 }
 
+const META = compiled("META");
+
+/** The sentence says only that the excerpts or the documentation state something, and denies
+ * nothing (META on its plain text): "This can be seen in excerpt [1]." */
+export function isMeta(sentence) {
+  return !isNegated(sentence) && pySearch(META, plain(sentence));
+}
+
 // ---- Injection (injection.py) ----
 
 const INJECTION = Object.keys(PYTHON_PATTERNS).filter((name) => name.startsWith("INJECTION_")).map((name) => compiled(name));
@@ -832,9 +840,10 @@ export function ground(answer, context, checkClaims = true) {
   const seen = new Set();
   let dropped = false;
   let rewritten = false;
-  for (let sentence of sentences(answer)) {
+  const split = sentences(answer);
+  for (let sentence of split) {
     const key = splitSpace(plain(sentence.text).toLowerCase()).join(" ");
-    if (seen.has(key)) {
+    if (seen.has(key) || (split.length > 1 && isMeta(sentence.text))) {
       dropped = true;
       continue;
     }

@@ -23,6 +23,7 @@ from .text import (
     edited,
     inflection_key,
     is_decline,
+    is_meta,
     is_negated,
     plain,
     sentences,
@@ -103,7 +104,8 @@ class Context:
 def ground(answer: str, context: Context, check_claims: bool = True) -> Grounded:
     """Check a finished answer against its evidence and the stable facts.
 
-    Repeated sentences are dropped (small models loop), a citation phrase ("as mentioned in
+    Repeated sentences are dropped (small models loop), and so is a sentence that only
+    says where the answer is written ("This can be seen in excerpt [1]."); a citation phrase ("as mentioned in
     [1]") becomes its markers, and a sentence whose marker stands where a word belongs ("The
     package is [1].") is dropped whole: grounding edits sentences, never words inside
     them. With the claim check, a name cut short
@@ -127,9 +129,10 @@ def ground(answer: str, context: Context, check_claims: bool = True) -> Grounded
     removed: list[Claim] = []
     seen: set[str] = set()
     dropped = rewritten = False
-    for sentence in sentences(answer):
+    split = sentences(answer)
+    for sentence in split:
         key = " ".join(plain(sentence.text).lower().split())
-        if key in seen:
+        if key in seen or (len(split) > 1 and is_meta(sentence.text)):
             dropped = True
             continue
         seen.add(key)

@@ -79,6 +79,16 @@ STAND_IN = pattern("STAND_IN")
 package is [1].", "introduces the idea in [1], while ..."): the sentence has a hole."""
 
 
+META = pattern("META")
+"""A sentence that only says where its answer is written ("This can be seen in excerpt [1].")."""
+
+
+def is_meta(sentence: str) -> bool:
+    """The sentence says only that the excerpts or the documentation state something, and
+    denies nothing (``META`` on its plain text)."""
+    return not is_negated(sentence) and META.search(plain(sentence)) is not None
+
+
 def cite_phrases_as_markers(sentence: str) -> str:
     """The sentence with each citation phrase (``CITE_PHRASE``) written as its markers."""
     return CITE_PHRASE.sub(lambda m: " " + m.group(1).strip(), sentence)
