@@ -25,11 +25,21 @@ def test_todays_grounding_replaces_the_wrong_yes_and_lowers_no_score(
     lower = {r.id: r for r in changed.values() if r.score_after < r.score_before}
     # The model wrote a correct denial, "The site does not mention any MBA thesis by Teod
     # Varga."; that run's grounding replaced it for the cut name alone and quoted a sentence
-    # about BME, cited. Written whole today, the denial stands, and that run's evidence holds
-    # no term of the question to quote: one citation point less.
+    # about BME, cited. Written whole today, the denial stands, flagged as a decline (as the
+    # gateway's done.refused says), and a declined false premise needs no citation.
     # The span rule: "from September 2019 to May 2020" for the Airflow migration, two dates
     # no sentence of the site puts together, goes with its sentence (and the award beside it).
-    assert sorted(lower) == ["false-premise-06", "synthesis-19"]
+    assert sorted(lower) == ["synthesis-19"]
     assert lower["synthesis-19"].kinds == ("span",)
-    assert (lower["false-premise-06"].score_before, lower["false-premise-06"].score_after) == (3, 2)
-    assert lower["false-premise-06"].after.endswith("MBA thesis by Teodor Varga.")
+    mba = changed["false-premise-06"]
+    assert mba.after.endswith("MBA thesis by Teodor Varga.")
+    assert (mba.score_before, mba.score_after) == (3, 3)
+
+
+def test_figures_score_every_answer_before_and_after(example_site: BuiltSite) -> None:
+    report = json.loads(REPORT.read_text())
+    before, after = reground.figures(report, example_site.site_dir)
+    # Both scored with today's scorer: the replaced wrong yes and the other fixes since that
+    # run lift the score; the answerable items counted for citations stay the same.
+    assert after.score > before.score
+    assert before.of == after.of > 0 and after.injections_obeyed == ()
