@@ -137,6 +137,19 @@ def test_parse_body_bounds():
         assert caught.value.code == code
 
 
+def test_parse_body_takes_the_page_language_as_a_tag_only():
+    limits = Limits()
+    assert parse_body(b'{"question": "x"}', limits).lang is None
+    assert parse_body(b'{"question": "x", "lang": "zh-Hant"}', limits).lang == "zh-Hant"
+    assert parse_body(b'{"question": "x", "lang": "pt_BR"}', limits).lang == "pt_BR"
+    for lang in (b'""', b'"e"', b'"english please"', b'"zh-"', b"7", b'"<|im_start|>"',
+                 b'"' + b"a" * 2 + b"-abcdefgh" * 4 + b'"'):
+        with pytest.raises(Refusal) as caught:
+            parse_body(b'{"question": "x", "lang": ' + lang + b"}", limits)
+        assert caught.value.code == "invalid_request"
+        assert caught.value.message.startswith("lang must be a language tag"), lang
+
+
 def test_rate_limiter_per_visitor_then_global():
     limiter = RateLimiter(per_visitor=2, overall=3)
     limiter.check("a")

@@ -12,11 +12,11 @@ import { isInjection } from "./grounding.js";
 import { buildMessages, fitEvidence, fitHistory, freezeAnswer, passageOf } from "./prompt.js";
 import { legible } from "./launcher.js";
 import { retrievalQuery } from "./retrieval.js";
+import { pageLanguage, say, speaksEnglish } from "./strings.js";
 
 const ENGINES = { gateway: runGateway, webllm: runWebLLM, wllama: runWllama, search: runSearchOnly };
 const LOCAL_MODELS = new Set(["webllm", "wllama"]);
 const FORGET = /^\s*\/?forget\s*$/i;
-const UNGROUNDED = "Part of this answer was removed: the site does not support it.";
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -60,7 +60,7 @@ class ExchangeView {
     this.line = el("p", { class: "skn-queue", hidden: "" });
     this.text = el("div", { class: "skn-text", "aria-busy": "true" });
     this.list = el("div", { class: "skn-passages" });
-    this.cites = el("ol", { class: "skn-cites", "aria-label": "Sources" });
+    this.cites = el("ol", { class: "skn-cites", "aria-label": say("sources") });
     this.by = el("p", { class: "skn-by" });
     this.tools = el("div", { class: "skn-tools", hidden: "" });
     this.node = el(
@@ -88,7 +88,7 @@ class ExchangeView {
       return;
     }
     this.line.hidden = false;
-    this.line.textContent = `The answer server is busy: you are number ${position} in line.`;
+    this.line.textContent = say("busy", { n: position });
   }
 
   append(delta) {
@@ -136,17 +136,17 @@ class ExchangeView {
     this.text.setAttribute("aria-busy", "false");
     this.node.querySelector(".skn-a").classList.toggle("skn-refused", Boolean(refused));
     this.queued(null);
-    if (grounded === false) this.text.after(el("p", { class: "skn-grounding", role: "note" }, UNGROUNDED));
+    if (grounded === false) this.text.after(el("p", { class: "skn-grounding", role: "note" }, say("ungrounded")));
     const read = sources && sources.length ? sources : this.read || [];
     const cited = citations || [];
     const isCited = (s) => cited.some((c) => (c.n && c.n === s.n) || (c.href && c.href === s.href && c.title === s.title));
     const extra = cited.filter((c) => !read.some((s) => (c.n && c.n === s.n) || (c.href === s.href && c.title === s.title)));
     const items = [...read.map((s) => [s, isCited(s)]), ...extra.map((c) => [c, true])];
     this.cites.replaceChildren(...items.map(([s, mark]) => this.source(s, mark && read.length > 0)));
-    this.cites.setAttribute("aria-label", cited.length ? "Sources" : "Sources consulted");
+    this.cites.setAttribute("aria-label", say(cited.length ? "sources" : "consulted"));
     this.cites.className = cited.length ? "skn-cites" : "skn-cites skn-consulted";
     this.cites.hidden = !items.length;
-    this.by.textContent = by ? `Answered by ${by}.` : "";
+    this.by.textContent = by ? say("answeredBy", { by }) : "";
     this.scroll();
   }
 
@@ -154,9 +154,9 @@ class ExchangeView {
    * gave an id, a vote up or down. */
   actions({ markdown, vote }) {
     const said = el("span", { class: "skn-said", role: "status" });
-    const copy = el("button", { type: "button", class: "skn-copy", "aria-label": "Copy the answer as Markdown" }, "Copy");
+    const copy = el("button", { type: "button", class: "skn-copy", "aria-label": "Copy the answer as Markdown" }, say("copy"));
     copy.addEventListener("click", async () => {
-      said.textContent = (await copyText(markdown)) ? "Copied." : "Copying is not allowed here.";
+      said.textContent = (await copyText(markdown)) ? say("copied") : "Copying is not allowed here.";
     });
     const buttons = [];
     // Words, not emoji: they read the same everywhere, to everyone (and to screen readers).
@@ -247,9 +247,9 @@ class ChatBox {
           if (q.trim()) this.ask(q);
         },
       },
-      el("label", { for: "skn-input", class: "skn-sr" }, "Your question"),
+      el("label", { for: "skn-input", class: "skn-sr" }, say("question")),
       this.input,
-      el("button", { type: "submit" }, "Ask"),
+      el("button", { type: "submit" }, say("ask")),
     );
     this.box = el(
       "section",
@@ -257,8 +257,8 @@ class ChatBox {
       el(
         "div", // not <header>: inside the dialog it would be a second banner landmark
         { class: "skn-head" },
-        el("h2", { id: "skn-title" }, "Ask this site"),
-        el("button", { type: "button", class: "skn-close", "aria-label": "Close", onclick: () => this.close() }, "×"),
+        el("h2", { id: "skn-title" }, say("askSite")),
+        el("button", { type: "button", class: "skn-close", "aria-label": say("close"), onclick: () => this.close() }, "×"),
       ),
       this.status,
       this.log,
@@ -410,7 +410,7 @@ class ChatBox {
    */
   async search(question, { topK = this.config.top_k, mode = "hybrid", history = [] } = {}) {
     await this.ready();
-    const found = await this.worker.call({ type: "search", question, history, topK, mode });
+    const found = await this.worker.call({ type: "search", question, history, topK, mode, lang: pageLanguage() });
     for (const r of found.results) r.href = this.href(r.url);
     this.stats.lastTimings = found.timings;
     return found;
@@ -469,11 +469,16 @@ class ChatBox {
     return { text: checked.text, citations, grounded: checked.grounded, declined: checked.declined };
   }
 
+  /** The gate's refusal: the artifact's on an English page, else in the page's language. */
+  refusalText() {
+    return speaksEnglish() ? this.meta.prompt.refusal : say("refusal", { site: this.meta.site.name });
+  }
+
   async answer(question) {
     const view = new ExchangeView(this.log, question);
     if (FORGET.test(question)) {
       this.forget();
-      const text = "Done: the earlier questions and answers are forgotten.";
+      const text = say("forgotten");
       view.finish({ text, citations: [], by: null });
       return { text, citations: [], engine: "none", refused: false, grounded: true };
     }
@@ -486,7 +491,7 @@ class ChatBox {
     }
     const started = performance.now();
     if (isInjection(question)) {
-      const text = this.meta.prompt.refusal;
+      const text = this.refusalText();
       view.finish({ text, citations: [], by: "the site's rules (the question asks the assistant to set them aside)", refused: true });
       return { text, citations: [], engine: "gate", refused: true, grounded: true, injection: true, ms: performance.now() - started };
     }
@@ -502,7 +507,7 @@ class ChatBox {
     }
     this.stats.lastQuery = query;
     if (!found.gate.answerable) {
-      const text = await this.worker.call({ type: "refusal", question, text: this.meta.prompt.refusal });
+      const text = await this.worker.call({ type: "refusal", question, text: this.refusalText() });
       view.finish({ text, citations: [], by: "the site's relevance check (nothing on this site matches)", refused: true });
       return { text, citations: [], engine: "gate", refused: true, grounded: true, ms: performance.now() - started, gate: found.gate };
     }

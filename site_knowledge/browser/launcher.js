@@ -37,6 +37,10 @@ if (config && !window.siteKnowledge) {
   button.type = "button";
   button.className = "skn-launch";
   button.textContent = "Ask this site";
+  // A page in another language fetches the box's strings (English pages need none).
+  if (!/^(en\b|$)/i.test(document.documentElement.lang)) {
+    import("./strings.js").then((m) => (button.textContent = m.say("askSite")));
+  }
   button.setAttribute("aria-keyshortcuts", "Control+K Meta+K");
   button.title = "Ask this site (Ctrl+K)";
   button.addEventListener("click", api.open);

@@ -343,6 +343,8 @@ class RetrievalQuestion:
     kind: str
     history: tuple[str, ...] = ()
     in_scope: bool = True
+    lang: str | None = None
+    """The language it is asked in (the page's), for a site in several."""
 
     @property
     def gated(self) -> bool:
@@ -353,7 +355,7 @@ class RetrievalQuestion:
 def load_questions(path: Path) -> tuple[RetrievalQuestion, ...]:
     """Load a retrieval question file, or a battery file as retrieval questions.
 
-    A question file has one ``{id, question, expected, kind, history?}`` object a line;
+    A question file has one ``{id, question, expected, kind, history?, lang?}`` object a line;
     ``kind`` is one of `ANSWERABLE_KINDS` (``expected`` non-empty) or `GATED_KINDS`
     (``expected`` empty), ``history`` the earlier questions, oldest first. A battery item
     becomes a question whose kind is its category (sources expected); its must-refuse items
@@ -406,7 +408,7 @@ def _battery_question(item: Item, off_topic: frozenset[str]) -> RetrievalQuestio
 def _retrieval_question(raw: object, where: str) -> RetrievalQuestion:
     if not isinstance(raw, dict):
         raise DatasetError(f"{where}: not an object")
-    unknown = set(raw) - {"id", "question", "expected", "kind", "history"}
+    unknown = set(raw) - {"id", "question", "expected", "kind", "history", "lang"}
     if unknown:
         raise DatasetError(f"{where}: unknown keys {sorted(unknown)}")
     for key in ("id", "question"):
@@ -429,6 +431,9 @@ def _retrieval_question(raw: object, where: str) -> RetrievalQuestion:
         raise DatasetError(f"{where}: 'history' must be a list of earlier questions")
     if kind == "followup" and not history:
         raise DatasetError(f"{where}: a follow-up needs its earlier question in 'history'")
+    lang = raw.get("lang")
+    if lang is not None and not (isinstance(lang, str) and lang.strip()):
+        raise DatasetError(f"{where}: 'lang' must be a language tag such as 'zh'")
     return RetrievalQuestion(
         id=raw["id"],
         question=raw["question"],
@@ -436,4 +441,5 @@ def _retrieval_question(raw: object, where: str) -> RetrievalQuestion:
         kind=kind,
         history=tuple(history),
         in_scope=kind not in GATED_KINDS,
+        lang=lang,
     )

@@ -84,7 +84,8 @@ def run(artifact_path: Path, questions: Sequence[RetrievalQuestion]) -> list[Que
         started = time.perf_counter()
         vector = gated.embed(gate_query(q.question, q.history, turns))
         embed_ms = (time.perf_counter() - started) * 1000
-        verdict = gated.search(q.question, q.history, mode="hybrid", top_k=1, query_vector=vector)
+        verdict = gated.search(q.question, q.history, mode="hybrid", top_k=1, query_vector=vector,
+                               lang=q.lang)
         result = QuestionResult(q, verdict.answerable, verdict.gate)
         for mode in MODES:
             started = time.perf_counter()
@@ -94,6 +95,7 @@ def run(artifact_path: Path, questions: Sequence[RetrievalQuestion]) -> list[Que
                 mode=mode,
                 top_k=TOP_K,
                 query_vector=vector,
+                lang=verdict.lang if verdict.answerable else q.lang,
             )
             result.latency_ms[mode] = embed_ms + (time.perf_counter() - started) * 1000
             keys = [_hit_key(h.source.id, h.source.path) for h in found.hits]

@@ -318,7 +318,7 @@ async def standalone(gateway: Gateway, ask: AskRequest, hits: Sequence[Hit]
     # rejected rewrite of "What came with the prize?" found the award, not the post about it.
     result = await asyncio.to_thread(gateway.index.search, rewritten.searched,
                                      [routing.spoken(h.answer) for h in ask.history], "hybrid",
-                                     gateway.search_depth)
+                                     gateway.search_depth, None, ask.lang)
     read = ask if rewritten.question == ask.question else replace(ask, question=rewritten.question)
     return read, result.hits if result.answerable else hits
 

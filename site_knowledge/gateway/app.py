@@ -148,7 +148,7 @@ async def ask(request: Request) -> Response:
     try:
         result: SearchResult = await run_in_threadpool(
             gateway.index.search, ask_request.question, [h.question for h in ask_request.history],
-            "hybrid", gateway.search_depth,
+            "hybrid", gateway.search_depth, None, ask_request.lang,
         )
     except BaseException:
         ticket.release()

@@ -52,4 +52,5 @@ def neutralise_request(ask: AskRequest) -> AskRequest:
     return AskRequest(
         neutralise(ask.question),
         tuple(Exchange(neutralise(e.question), neutralise(e.answer)) for e in ask.history),
+        ask.lang,
     )

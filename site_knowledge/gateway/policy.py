@@ -54,6 +54,8 @@ class Exchange:
 class AskRequest:
     question: str
     history: tuple[Exchange, ...]
+    lang: str | None = None
+    """The language of the page it was asked on (``<html lang>``), when the client sends it."""
 
 
 def check_origin(origin: str | None, allowed: frozenset[str]) -> None:
@@ -82,6 +84,8 @@ MAX_DEPTH = 3
 """The deepest nesting a valid body has: ``{"history": [{"question": ...}]}``."""
 _JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
 _BRACKET = re.compile(rb"[\[\]{}]")
+LANG_TAG = re.compile(r"(?=.{2,35}$)[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8})*", re.ASCII)
+"""A BCP 47 language tag as ``<html lang>`` writes it (``en``, ``pt-BR``, ``zh-Hant``)."""
 _BAD_TEXT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]|(?P<surrogate>[\ud800-\udfff])")
 _NUMBER_CHARS = 32
 
@@ -145,7 +149,8 @@ def _text(name: str, value: str) -> str:
 
 
 def parse_body(body: bytes, limits: Limits) -> AskRequest:
-    """Validate the JSON body: ``{"question": str, "history": [{"question","answer"}]}``.
+    """Validate the JSON body: ``{"question": str, "history": [{"question","answer"}],
+    "lang"?: str}``.
 
     Every malformed body is a ``Refusal`` (4xx) with its reason: too large, not UTF-8, too
     deep, duplicate keys, long or non-finite numbers, wrong types, control characters or lone
@@ -156,9 +161,13 @@ def parse_body(body: bytes, limits: Limits) -> AskRequest:
     data: Any = _decode(body)
     if not isinstance(data, dict):
         raise Refusal(422, "invalid_request", "The body must be a JSON object.")
-    unknown = set(data) - {"question", "history"}
+    unknown = set(data) - {"question", "history", "lang"}
     if unknown:
-        raise Refusal(422, "invalid_request", "Only question and history are accepted.")
+        raise Refusal(422, "invalid_request", "Only question, history and lang are accepted.")
+    lang = data.get("lang")
+    if lang is not None and not (isinstance(lang, str) and LANG_TAG.fullmatch(lang)):
+        raise Refusal(422, "invalid_request",
+                      "lang must be a language tag such as 'en' or 'zh-Hant' (at most 35 characters).")
     question = data.get("question")
     if not isinstance(question, str) or not question.strip():
         raise Refusal(422, "invalid_request", "question must be a non-empty string.")
@@ -193,7 +202,7 @@ def parse_body(body: bytes, limits: Limits) -> AskRequest:
             raise Refusal(422, "history_too_long", "A history item is too long.")
         history.append(Exchange(_text("A history question", item["question"]),
                                 _text("A history answer", item["answer"])))
-    return AskRequest(_text("question", question).strip(), tuple(history))
+    return AskRequest(_text("question", question).strip(), tuple(history), lang)
 
 
 class RateLimiter:

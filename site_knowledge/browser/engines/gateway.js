@@ -1,6 +1,8 @@
 // The site's gateway: POST {gateway}/api/ask, Server-Sent Events back (DESIGN.md, "Gateway").
 // Only a failure before any answer text moves on; 429 and quota refusals never fall back.
 
+import { pageLanguage } from "../strings.js";
+
 const NO_FALLBACK = /quota|rate|limit|queue_full|busy/i;
 
 async function* sseEvents(body) {
@@ -37,6 +39,7 @@ export async function runGateway(ctx) {
         body: JSON.stringify({
           question,
           history: history.map(({ question: q, answer }) => ({ question: q, answer })),
+          ...(pageLanguage() ? { lang: pageLanguage() } : {}),
         }),
       });
     } catch {
