@@ -18,10 +18,14 @@ from site_knowledge.browser.assets import ENGINES, BrowserOptions, wllama_parts
 from site_knowledge.budgets import FIELD_HELP, READERS, BudgetError, checked_overrides
 from site_knowledge.compiler.assemble import SiteSettings
 from site_knowledge.compiler.model import BuildError
+from site_knowledge.compiler.shards import MANIFEST_NAME
 from site_knowledge.plugin.gateways import GatewayList
+from site_knowledge.retrieval.artifact import ARTIFACT_NAME
 
 PLUGIN_NAME = "site-knowledge"
 MIN_CHUNK, MAX_CHUNK = 200, 900
+LAYOUTS = ("auto", "single", "sharded")
+SHARD_ABOVE_MB = 8
 
 
 class _ChunkSize(c.Type[int]):
@@ -86,6 +90,8 @@ class SiteKnowledgeOptions(base.Config):
     webllm_url = c.Optional(c.Type(str))
     wllama_model = c.Optional(_WllamaModel(str))
     cdn = c.Type(bool, default=False)
+    artifact = c.Choice(LAYOUTS, default="auto")
+    shard_above = c.Type(int, default=SHARD_ABOVE_MB)
 
 
 OPTION_HELP: dict[str, tuple[str, str]] = {
@@ -111,6 +117,11 @@ OPTION_HELP: dict[str, tuple[str, str]] = {
                             "parts by their common name, or a name's unique start; none: the "
                             "vendored SmolLM2-135M Q8_0."),
     "cdn": ("bool", "Opt in to WebLLM's prebuilt models from their public hosts."),
+    "artifact": ("str", "The artifact's layout for the chat box: single (one file the box "
+                        "loads whole), sharded (a manifest and shards the box fetches per "
+                        "question; docs/sharded.md), or auto: sharded when the pages' rendered "
+                        "HTML exceeds shard_above."),
+    "shard_above": ("int", "Megabytes of rendered page HTML above which artifact: auto shards."),
 }
 """Each option's type (as written in mkdocs.yml) and description."""
 
@@ -151,11 +162,20 @@ def load_options(raw: Mapping[str, Any], config_file: Path) -> SiteKnowledgeOpti
     return options
 
 
-def browser_options(options: SiteKnowledgeOptions) -> BrowserOptions:
-    """The chat box's options from the validated section."""
+def browser_options(options: SiteKnowledgeOptions, sharded: bool = False) -> BrowserOptions:
+    """The chat box's options from the validated section (``sharded``: it loads the manifest)."""
     return BrowserOptions(gateways=list(options.gateways), engines=list(options.engines),
                           webllm_url=options.webllm_url, wllama_model=options.wllama_model,
-                          cdn=options.cdn)
+                          cdn=options.cdn,
+                          artifact=MANIFEST_NAME if sharded else ARTIFACT_NAME)
+
+
+def sharded_layout(options: SiteKnowledgeOptions, html_bytes: int) -> bool:
+    """Whether the site gets the sharded artifact: as configured, or for ``auto`` when the
+    pages' rendered HTML (``html_bytes``) exceeds ``shard_above`` megabytes."""
+    if options.artifact == "auto":
+        return html_bytes > options.shard_above * 1048576
+    return bool(options.artifact == "sharded")
 
 
 def site_settings(options: SiteKnowledgeOptions, site_name: str, site_url: str | None,

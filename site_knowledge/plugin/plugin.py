@@ -27,9 +27,15 @@ from site_knowledge.compiler.compiler import BuildReport, PageInput
 from site_knowledge.compiler.embed_cache import EmbeddingCache
 from site_knowledge.compiler.model import BuildError
 from site_knowledge.compiler.prefetch import EmbeddingPrefetch
+from site_knowledge.compiler.shards import write_layout
 from site_knowledge.embedding import Encoder
 from site_knowledge.plugin.gateways import loopback_warnings
-from site_knowledge.plugin.options import SiteKnowledgeOptions, browser_options, site_settings
+from site_knowledge.plugin.options import (
+    SiteKnowledgeOptions,
+    browser_options,
+    sharded_layout,
+    site_settings,
+)
 from site_knowledge.plugin.pages import is_draft, page_input, page_opt_out, read_page_source
 
 if TYPE_CHECKING:
@@ -60,6 +66,7 @@ class SiteKnowledgePlugin(BasePlugin[SiteKnowledgeOptions]):
         self._pages: list[PageInput] = []
         self._prefetch: EmbeddingPrefetch | None = None
         self.last_report: BuildReport | None = None
+        self._sharded: bool | None = None
 
     def on_startup(self, *, command: str, dirty: bool) -> None:
         """Defined so MkDocs keeps this instance, and its embedding cache, across serve rebuilds."""
@@ -69,6 +76,7 @@ class SiteKnowledgePlugin(BasePlugin[SiteKnowledgeOptions]):
         for warning in loopback_warnings(config.site_url, self.config.gateways):
             log.warning("site-knowledge: %s", warning)
         self._pages = []
+        self._sharded = None
         self._stop_prefetch()
         if self.config.enabled:
             self._prefetch = EmbeddingPrefetch.start_if_cold(self._embedding_cache(config),
@@ -120,7 +128,14 @@ class SiteKnowledgePlugin(BasePlugin[SiteKnowledgeOptions]):
         from site_knowledge.browser.assets import inject_launcher
 
         return inject_launcher(output, page.url, self.config.output_dir,
-                               browser_options(self.config))
+                               browser_options(self.config, self._layout_sharded()))
+
+    def _layout_sharded(self) -> bool:
+        """The artifact's layout, decided once per build: MkDocs renders every page (so
+        ``_pages`` is whole) before it writes the first."""
+        if self._sharded is None:
+            self._sharded = sharded_layout(self.config, sum(len(p.html) for p in self._pages))
+        return self._sharded
 
     def on_post_build(self, *, config: MkDocsConfig) -> None:
         """Compile the artifact; a bad input stops the build and writes nothing."""
@@ -131,6 +146,7 @@ class SiteKnowledgePlugin(BasePlugin[SiteKnowledgeOptions]):
         settings = site_settings(self.config, config.site_name, config.site_url, site_dir)
         try:
             report = compile_site(self._pages, settings, self._embedding_cache(config))
+            write_layout(report.artifact_path, self._layout_sharded())
         except BuildError as error:
             raise PluginError(f"site-knowledge: {error}") from None
         self.last_report = report
@@ -139,5 +155,6 @@ class SiteKnowledgePlugin(BasePlugin[SiteKnowledgeOptions]):
             from site_knowledge.browser.assets import install_browser_assets
 
             asset_bytes = install_browser_assets(site_dir, self.config.output_dir,
-                                                 browser_options(self.config))
+                                                 browser_options(self.config,
+                                                                 self._layout_sharded()))
         log.info(summary(report, asset_bytes))

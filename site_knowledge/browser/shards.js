@@ -1,0 +1,389 @@
+// The sharded artifact (compiler/shards.py): from a small manifest the box fetches, per
+// question, only the lexical shards of its terms, the dense partitions nearest its vector and
+// the text fragments of its results, each once. The ranking is retrieval.js's Index.search
+// over what was fetched; the gate reads the fetched cosines. No DOM: the worker and node share it.
+
+import { SCHEMA, expandArtifact } from "./artifact.js";
+import { chars } from "./pystr.js";
+import { TOKENIZER, accepts, decodeElsewhere, dequantize, diverseTop, dotRows, idf, ranked, tokenize } from "./retrieval.js";
+import { STEM, SiteWords, WORD, fold } from "./words.js";
+
+export const SHARDS_SCHEMA = "site-knowledge-shards/1";
+
+/** Each file beside the manifest fetched once and decoded once; `bytes` counts what came. */
+export class ShardCache {
+  /** @param {(name: string) => Promise<ArrayBuffer>} readBytes */
+  constructor(readBytes) {
+    this.readBytes = readBytes;
+    this.files = new Map();
+    this.bytes = 0;
+  }
+
+  get(name, decode) {
+    let file = this.files.get(name);
+    if (!file) {
+      file = this.readBytes(name).then((buffer) => {
+        this.bytes += buffer.byteLength;
+        return decode(buffer);
+      });
+      file.catch(() => this.files.delete(name));
+      this.files.set(name, file);
+    }
+    return file;
+  }
+}
+
+const json = (buffer) => JSON.parse(new TextDecoder().decode(buffer));
+
+/** The index of the last of `sorted` at most `key` (0 when `key` comes first). */
+function lastAtMost(sorted, key) {
+  let [low, high] = [0, sorted.length];
+  while (low < high) {
+    const mid = (low + high) >> 1;
+    if (sorted[mid] <= key) low = mid + 1;
+    else high = mid;
+  }
+  return Math.max(0, low - 1);
+}
+
+function firstAtLeast(sorted, key) {
+  let [low, high] = [0, sorted.length];
+  while (low < high) {
+    const mid = (low + high) >> 1;
+    if (sorted[mid] < key) low = mid + 1;
+    else high = mid;
+  }
+  return low;
+}
+
+function undelta(values) {
+  const out = new Array(values.length);
+  let last = 0;
+  for (let i = 0; i < values.length; i++) out[i] = last += values[i];
+  return out;
+}
+
+/** BM25 impacts as retrieval.js's BM25 computes them, from term counts and lengths. */
+function impacts(tfs, lengths, size, total, df, k1, b) {
+  const average = size && total ? total / size : 1;
+  const weight = idf(size, df);
+  return tfs.map((tf, i) => ((tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * lengths[i]) / average))) * weight);
+}
+
+function decodeLexical(lexical, k1, b) {
+  return (buffer) => {
+    const entries = json(buffer);
+    const terms = new Map();
+    for (const [term, rows, sources, tfs, lengths, pages, pageTfs, pageLengths] of entries) {
+      const passage = undelta(rows);
+      const page = undelta(pages);
+      terms.set(term, {
+        rows: passage,
+        sources: undelta(sources),
+        values: impacts(tfs, lengths, lexical.passages, lexical.tokens, passage.length, k1, b),
+        pages: page,
+        pageValues: impacts(pageTfs, pageLengths, lexical.pages, lexical.tokens, page.length, k1, b),
+      });
+    }
+    return { terms, keys: entries.map(([term]) => fold(term)) };
+  };
+}
+
+function decodePartition(dimension) {
+  return (buffer) => {
+    const view = new DataView(buffer);
+    const [n, m] = [view.getUint32(0, true), view.getUint32(4, true)];
+    const ints = (offset, count) => Array.from({ length: count }, (_, i) => view.getUint32(offset + 4 * i, true));
+    const ids = ints(8, n);
+    const sources = ints(8 + 4 * n, n);
+    const pages = ints(8 + 8 * n, m);
+    const start = 8 + 8 * n + 4 * m;
+    const rowBytes = n * dimension + 4 * n;
+    return {
+      ids,
+      sources,
+      pages,
+      rows: dequantize(buffer.slice(start, start + rowBytes), n, dimension),
+      pageRows: dequantize(buffer.slice(start + rowBytes), m, dimension),
+    };
+  };
+}
+
+/** Passage indices of a Map of scores, best first (ties by index), as `ranked` orders an array. */
+function rankedKeys(scores, limit, positiveOnly = false) {
+  const order = [];
+  for (const [index, score] of scores) if (!positiveOnly || score > 0) order.push(index);
+  order.sort((a, b) => scores.get(b) - scores.get(a) || a - b);
+  return order.slice(0, limit);
+}
+
+function rankMap(order) {
+  return new Map(order.map((index, i) => [index, i + 1]));
+}
+
+/** The search of a sharded artifact; `artifact`, `bm25` and `stopwords` as SiteGrounding.fromIndex reads them. */
+export class ShardedIndex {
+  /**
+   * @param {object} manifest the parsed site-knowledge.shards.json
+   * @param {(name: string) => Promise<ArrayBuffer>} readBytes a file beside the manifest
+   * @param {{probes?: number}} options how many dense partitions a query vector opens
+   */
+  static async open(manifest, readBytes, { probes } = {}) {
+    if (manifest.schema !== SHARDS_SCHEMA) throw new Error(`unknown sharded artifact schema ${manifest.schema}`);
+    if (manifest.artifact_schema !== SCHEMA) throw new Error(`unknown artifact schema ${manifest.artifact_schema}`);
+    if (manifest.lexical.tokenizer !== TOKENIZER) throw new Error(`unknown tokenizer ${manifest.lexical.tokenizer}`);
+    const index = new ShardedIndex(manifest, new ShardCache(readBytes), probes ?? manifest.shards.dense.probes);
+    const { dense } = manifest.shards;
+    const [reference, centroids, facts] = await Promise.all([
+      index.cache.get(manifest.gate.elsewhere.file, (b) => b),
+      index.cache.get(dense.centroids, (b) => dequantize(b, dense.files.length, index.dimension)),
+      index.passages(manifest.ontology, true),
+    ]);
+    const gate = { ...manifest.gate, elsewhere: { ...manifest.gate.elsewhere, vectors: reference } };
+    index.elsewhere = decodeElsewhere(gate, index.dimension);
+    index.centroids = centroids;
+    index.artifact = { ...manifest, gate, ...facts };
+    return index;
+  }
+
+  constructor(manifest, cache, probes) {
+    this.manifest = manifest;
+    this.cache = cache;
+    this.probes = probes;
+    this.dimension = manifest.embedding.dimension;
+    this.stopwords = new Set(manifest.lexical.stopwords);
+    this.authority = new Map();
+    for (const kind of ["fact", "fiction"]) for (const s of manifest.authority[kind]) this.authority.set(s, kind);
+    this.loaded = new Map();
+    const size = manifest.shards.lexical.passages;
+    this.bm25 = { size, postings: new Map(), df: (term) => this.loaded.get(term)?.rows.length ?? 0 };
+    this.siteWords = new ShardWords(this, manifest.lexical.stopwords);
+  }
+
+  /** Bytes fetched so far. */
+  get bytes() {
+    return this.cache.bytes;
+  }
+
+  lexicalShard(key) {
+    const { lexical, k1, b } = { lexical: this.manifest.shards.lexical, ...this.manifest.lexical };
+    const at = lastAtMost(lexical.first, key);
+    return [at, this.cache.get(lexical.files[at], decodeLexical(lexical, k1, b))];
+  }
+
+  /** The postings of `terms` (null for a term the site never uses), kept for `bm25.df`. */
+  async postings(terms) {
+    const distinct = [...new Set(terms)];
+    const shards = await Promise.all(distinct.map((term) => this.lexicalShard(fold(term))[1]));
+    distinct.forEach((term, i) => this.loaded.set(term, shards[i].terms.get(term) ?? null));
+    return this.loaded;
+  }
+
+  /** Fetch the lexical shards of every token of `texts` (grounding reads their IDF). */
+  async prepareTerms(texts) {
+    await this.postings(texts.flatMap((text) => tokenize(text, this.stopwords)));
+  }
+
+  /** Fetch what `siteWords` needs to judge the words of `question`. */
+  async prepareWords(question) {
+    await Promise.all([...question.matchAll(WORD)].flatMap(([word]) => this.siteWords.keys(word).map((key) => this.hasKey(key))));
+  }
+
+  /** A folded term equals `key`, or (from STEM letters on) starts with it. */
+  async hasKey(key) {
+    const { first } = this.manifest.shards.lexical;
+    const [at, shard] = this.lexicalShard(key);
+    const { keys } = await shard;
+    const next = firstAtLeast(keys, key);
+    const found = next < keys.length ? keys[next] : first[at + 1];
+    const usable = found !== undefined && (found === key || (chars(key).length >= STEM && found.startsWith(key)));
+    this.siteWords.known.set(key, usable);
+    return usable;
+  }
+
+  /** The `probes` partitions nearest `vector`. */
+  async nearest(vector) {
+    const { files } = this.manifest.shards.dense;
+    const scores = dotRows(this.centroids, files.length, this.dimension, vector);
+    const parts = ranked(scores, this.probes).map((i) => this.cache.get(files[i], decodePartition(this.dimension)));
+    return Promise.all(parts);
+  }
+
+  /** Dense scores of the fetched passages and pages; records each passage's source. */
+  denseScores(parts, vector, sourceOf) {
+    const passages = new Map();
+    const pages = new Map();
+    for (const part of parts) {
+      const scores = dotRows(part.rows, part.ids.length, this.dimension, vector);
+      part.ids.forEach((id, i) => {
+        passages.set(id, scores[i]);
+        sourceOf[id] = part.sources[i];
+      });
+      const pageScores = dotRows(part.pageRows, part.pages.length, this.dimension, vector);
+      part.pages.forEach((s, i) => pages.set(s, pageScores[i]));
+    }
+    return { passages, pages };
+  }
+
+  /** The expanded passages (and their sources) at these global indices, or of these sources. */
+  async passages(indices, bySource = false) {
+    const text = this.manifest.shards.text;
+    const firsts = bySource ? text.first_source : text.first_passage;
+    const fragments = [...new Set(indices.map((i) => lastAtMost(firsts, i)))];
+    const expanded = await Promise.all(fragments.map((f) =>
+      this.cache.get(text.files[f], (buffer) => {
+        const doc = expandArtifact({ schema: SCHEMA, site: this.manifest.site, sources: json(buffer) });
+        return { ...doc, fragment: f };
+      })));
+    const wanted = new Set(indices);
+    const sources = [];
+    const passages = new Map();
+    for (const doc of expanded) {
+      const sourceById = new Map(doc.sources.map((s) => [s.id, s]));
+      doc.sources.forEach((s, i) => {
+        if (bySource && wanted.has(text.first_source[doc.fragment] + i)) sources.push(s);
+      });
+      doc.passages.forEach((p, i) => {
+        const global = text.first_passage[doc.fragment] + i;
+        const source = sourceById.get(p.source);
+        if (bySource ? sources.includes(source) : wanted.has(global)) passages.set(global, { passage: p, source });
+      });
+    }
+    return bySource ? { sources, passages: [...passages.values()].map((e) => e.passage) } : passages;
+  }
+
+  /** Scores summed term by term in query order, as BM25.scores sums them. */
+  lexicalScores(terms, postings, pages, sourceOf) {
+    const out = new Map();
+    for (const term of new Set(terms)) {
+      const posting = postings.get(term);
+      if (!posting) continue;
+      const [rows, values] = pages ? [posting.pages, posting.pageValues] : [posting.rows, posting.values];
+      rows.forEach((row, i) => {
+        out.set(row, (out.get(row) ?? 0) + values[i]);
+        if (!pages) sourceOf[row] = posting.sources[i];
+      });
+    }
+    return out;
+  }
+
+  /** As retrieval.js Index.search, over the fetched shards (SPEC.md, "Fusion" and "Gate"). */
+  async search(text, queryVector, { topK = 4, mode = "hybrid", rankText = null, rankVector = null } = {}) {
+    const cfg = this.manifest.retrieval;
+    const queryTerms = tokenize(text, this.stopwords);
+    const rankTerms = rankText === null ? [] : tokenize(rankText, this.stopwords);
+    const ranking = rankTerms.length > 0;
+    const terms = ranking ? rankTerms : queryTerms;
+    const vector = ranking ? rankVector : queryVector;
+    const [postings, queryParts, rankParts] = await Promise.all([
+      this.postings([...queryTerms, ...terms]),
+      this.nearest(queryVector),
+      ranking ? this.nearest(vector) : null,
+    ]);
+    const sourceOf = [];
+    const queryDense = this.denseScores(queryParts, queryVector, sourceOf);
+    const dense = ranking ? this.denseScores(rankParts, vector, sourceOf) : queryDense;
+    const bm25 = this.lexicalScores(terms, postings, false, sourceOf);
+    const bm25Order = rankedKeys(bm25, cfg.candidates, true);
+    const denseOrder = rankedKeys(dense.passages, cfg.candidates);
+    let order;
+    let score;
+    if (mode === "bm25" || mode === "dense") {
+      [order, score] = mode === "bm25" ? [bm25Order, bm25] : [denseOrder, dense.passages];
+    } else {
+      [order, score] = await this.fuse(terms, postings, sourceOf, bm25Order, denseOrder, dense.pages);
+    }
+    const top = diverseTop(order, sourceOf, topK, cfg.per_page_cap);
+    const gate = this.gate(queryTerms, postings, queryDense.passages, queryVector);
+    const found = await this.passages(top);
+    const results = top.map((i, rank) => {
+      const { passage: p, source: src } = found.get(i);
+      return {
+        rank: rank + 1, id: p.id, source: p.source, title: src.title, heading: p.heading, url: p.url,
+        text: p.text, authority: src.authority, score: score.get(i),
+      };
+    });
+    return { query: text, terms: queryTerms, results, gate };
+  }
+
+  async fuse(terms, postings, sourceOf, bm25Order, denseOrder, pageDense) {
+    const cfg = this.manifest.retrieval;
+    const rb = rankMap(bm25Order);
+    const rd = rankMap(denseOrder);
+    const rpb = rankMap(rankedKeys(this.lexicalScores(terms, postings, true, sourceOf), cfg.page_candidates, true));
+    const rpd = rankMap(rankedKeys(pageDense, cfg.page_candidates));
+    const { weights: w, rrf_k: k } = cfg;
+    const c = this.lexicalConfidence(terms, postings, bm25Order);
+    const candidates = [...new Set([...bm25Order, ...denseOrder])];
+    const factor = (p) => cfg.authority[this.authority.get(sourceOf[p]) ?? "prose"];
+    const demoted = candidates.filter((p) => factor(p) !== 1);
+    const urls = demoted.length && bm25Order.length && denseOrder.length
+      ? await this.passages([bm25Order[0], denseOrder[0], ...demoted]) : new Map();
+    const firstUrl = (p) => urls.get(p)?.passage.url;
+    const about = urls.size && firstUrl(bm25Order[0]) === firstUrl(denseOrder[0]) ? firstUrl(bm25Order[0]) : null;
+    const rrf = new Map();
+    for (const p of candidates) {
+      const s = sourceOf[p];
+      let value = 0;
+      if (rb.has(p)) value += (c * w.bm25) / (k + rb.get(p));
+      if (rd.has(p)) value += w.dense / (k + rd.get(p));
+      if (rpb.has(s)) value += (c * w.page_bm25) / (k + rpb.get(s));
+      if (rpd.has(s)) value += w.page_dense / (k + rpd.get(s));
+      const first = about !== null && firstUrl(p) === about;
+      rrf.set(p, first ? value : value * factor(p));
+    }
+    return [candidates.sort((a, b) => rrf.get(b) - rrf.get(a) || a - b), rrf];
+  }
+
+  /** SPEC.md, fusion step 2, with the best passage's terms read from the postings. */
+  lexicalConfidence(terms, postings, bm25Order) {
+    if (!bm25Order.length) return 0;
+    const best = bm25Order[0];
+    let [held, total] = [0, 0];
+    for (const term of new Set(terms)) {
+      const posting = postings.get(term);
+      const weight = idf(this.bm25.size, posting ? posting.rows.length : 0);
+      total += weight;
+      if (posting && posting.rows.includes(best)) held += weight;
+    }
+    const share = total === 0 ? 0 : held / total;
+    return share * share;
+  }
+
+  gate(terms, postings, dense, vector) {
+    let [seen, all] = [0, 0];
+    for (const term of new Set(terms)) {
+      const df = postings.get(term)?.rows.length ?? 0;
+      const weight = idf(this.bm25.size, df);
+      all += weight;
+      if (df > 0) seen += weight;
+    }
+    let cosine = -1;
+    for (const value of dense.values()) if (value > cosine) cosine = value;
+    let elsewhere = -1;
+    for (const value of dotRows(this.elsewhere.rows, this.elsewhere.count, this.dimension, vector)) {
+      if (value > elsewhere) elsewhere = value;
+    }
+    const signals = { has_terms: terms.length > 0, coverage: all === 0 ? 0 : seen / all, cosine, elsewhere };
+    return { answerable: accepts(signals, this.manifest.gate), ...signals };
+  }
+}
+
+/** SiteWords over the lexical shards: `uses` reads keys that `ShardedIndex.prepareWords` fetched. */
+export class ShardWords extends SiteWords {
+  constructor(index, stopwords) {
+    super([], stopwords);
+    this.index = index;
+    this.known = new Map();
+  }
+
+  /** The folded keys `uses(word)` asks about. */
+  keys(word) {
+    const folded = chars(fold(word));
+    return [folded.slice(0, Math.max(STEM, folded.length - 3)).join(""), folded.join("")];
+  }
+
+  uses(word) {
+    return this.keys(word).some((key) => this.known.get(key) === true);
+  }
+}
