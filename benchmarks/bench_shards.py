@@ -117,7 +117,21 @@ def main(argv: list[str] | None = None) -> None:
     print(text)
     if args.out:
         args.out.with_suffix(".json").write_text(json.dumps(result, indent=1))
-        args.out.with_suffix(".md").write_text(text + "\n")
+        args.out.with_suffix(".md").write_text(report(result, text))
+
+
+def report(result: dict[str, Any], text: str) -> str:
+    """The Markdown report: what was measured, how, and the table."""
+    return (f"# Sharded artifact against the single file, {result['date']}\n\n"
+            "`python -m benchmarks.bench_shards --sites DIR --out evals/reports/shards-DATE`: "
+            "each site built with `artifact: sharded`; every question of its sets embedded once "
+            "(Python's encoder) and searched in Node by retrieval.js over the single file and by "
+            "shards.js over the shards with 2, 4, 8 or all partitions open. Top-4 agreement: "
+            "the same ids in the same order. Bytes: opening (manifest, centroids, gate reference, "
+            "ontology texts); a first question on a fresh cache; each later question with the "
+            "cache of those before, in set order. Search times are Node's on this machine "
+            "(machine-bound), single file in brackets. No Chromium run and no 10,000-page site "
+            "in this report.\n\n" + text + "\n")
 
 
 if __name__ == "__main__":
