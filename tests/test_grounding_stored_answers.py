@@ -24,7 +24,9 @@ def stored_answers() -> list[str]:
     """The model's own text of every stored answer (before any grounding of its day)."""
     out = []
     for path in sorted(REPORTS.glob("*.json")):
-        for question in json.loads(path.read_text(encoding="utf-8")).get("questions", []):
+        report = json.loads(path.read_text(encoding="utf-8"))
+        questions = report.get("questions", []) if isinstance(report, dict) else []
+        for question in (q for q in questions if isinstance(q, dict)):
             text = question.get("streamed_answer") or question.get("answer")
             if isinstance(text, str) and text:
                 out.append(text)
