@@ -31,6 +31,28 @@ const scenarios = {
     }).finally(() => stub.close());
   },
 
+  /** The box's fixed strings on a page in another language (<html lang>), and its refusal. */
+  async page_language() {
+    return withSite(siteDir, async ({ session, server, page }) => {
+      await override(page, { gateways: [] });
+      await page.goto(server.url);
+      const launcher = page.locator(".skn-launch");
+      await page.waitForFunction(() => document.querySelector(".skn-launch")?.textContent !== "Ask this site",
+        null, { timeout: 10000 }).catch(() => {});
+      const button = await launcher.textContent();
+      await openBox(page);
+      const answer = await page.evaluate((q) => window.siteKnowledge.ask(q), arg);
+      return {
+        lang: await page.evaluate(() => document.documentElement.lang),
+        button,
+        title: await page.locator("#skn-title").textContent(),
+        submit: await page.locator(".skn-box form button[type=submit]").textContent(),
+        answer,
+        offsite: session.offsite,
+      };
+    });
+  },
+
   /** An off-topic question: refused by the gate, no engine called, no request made. */
   async offtopic() {
     const stub = await startStubGateway();
