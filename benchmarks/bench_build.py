@@ -22,13 +22,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -67,26 +67,50 @@ def _prepare(site: str, workdir: Path, with_plugin: bool) -> Path:
     return target / "mkdocs.yml"
 
 
-def _use_cache(config_file: Path, cache: Path) -> None:
+def use_cache(config_file: Path, cache: Path) -> None:
+    """Point the plugin (last in ``config_file``'s plugins) at the cache folder ``cache``."""
     config = yaml.safe_load(config_file.read_text(encoding="utf-8"))
     config["plugins"][-1]["site-knowledge"]["cache_dir"] = str(cache)
     config_file.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
 
 
-def _build(config_file: Path, model_cache: Path | None = None) -> tuple[float, float]:
-    """One ``mkdocs build`` process: (wall seconds, CPU seconds)."""
+@dataclass(frozen=True)
+class BuildCost:
+    """One build process: wall and CPU (user + system) seconds, peak resident memory."""
+
+    wall: float
+    cpu: float
+    peak_rss_mib: float
+
+
+def run_build(config_file: Path, model_cache: Path | None = None) -> BuildCost:
+    """Run one ``mkdocs build -q`` process into ``site/`` beside ``config_file``; its stderr
+    (warnings, progress) goes to a ``build.log`` there.
+
+    Raises:
+        SystemExit: the build failed (its log named).
+    """
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     if model_cache is not None:
         env["SITE_KNOWLEDGE_CACHE"] = str(model_cache)
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    log = config_file.parent / "build.log"
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(config_file),
-                    "-d", str(config_file.parent / "site")], check=True, env=env,
-                   capture_output=True)
+    with log.open("wb") as handle:
+        process = subprocess.Popen([sys.executable, "-m", "mkdocs", "build", "-q", "-f",
+                                    str(config_file), "-d", str(config_file.parent / "site")],
+                                   env=env, stdout=handle, stderr=handle)
+        _, status, usage = os.wait4(process.pid, 0)
     wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode:
+        raise SystemExit(f"mkdocs build of {config_file} failed: see {log}")
+    return BuildCost(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
+
+
+def _build(config_file: Path, model_cache: Path | None = None) -> tuple[float, float]:
+    """One ``mkdocs build`` process: (wall seconds, CPU seconds)."""
+    cost = run_build(config_file, model_cache)
+    return cost.wall, cost.cpu
 
 
 def _percentile(values: list[float], share: float) -> float:
@@ -99,7 +123,7 @@ def _median_ratio(times: list[tuple[float, float]], baseline: list[tuple[float, 
     return round(statistics.median(t[part] / b[part] for t, b in zip(times, baseline, strict=True)), 2)
 
 
-def _bytes_per_passage(artifact_path: Path) -> tuple[dict[str, Any], int, float, int]:
+def bytes_per_passage(artifact_path: Path) -> tuple[dict[str, Any], int, float, int]:
     """The artifact's bytes (JSON and vectors), per passage beyond its text, and the gate's
     reference file apart: the same bytes for every site, so not a cost per passage."""
     from site_knowledge.retrieval.artifact import load_artifact
@@ -153,15 +177,15 @@ def main() -> None:
                 times["warm"].append(_build(with_plugin))
                 continue
             times["plain"].append(_build(plain))
-            _use_cache(with_plugin, work / f"empty-{run}")
+            use_cache(with_plugin, work / f"empty-{run}")
             times["empty"].append(_build(with_plugin, work / f"empty-model-{run}"))
             if run == 0:
                 shutil.copytree(work / "empty-model-0", prepared_model)
-            _use_cache(with_plugin, work / f"cache-{run}")
+            use_cache(with_plugin, work / f"cache-{run}")
             times["cold"].append(_build(with_plugin, prepared_model))
             times["warm"].append(_build(with_plugin, prepared_model))
         artifact_path = with_plugin.parent / "site" / "assets" / "site-knowledge" / "site-knowledge.json"
-        artifact, total, beyond_text, reference_bytes = _bytes_per_passage(artifact_path)
+        artifact, total, beyond_text, reference_bytes = bytes_per_passage(artifact_path)
         latencies = _query_latency(artifact_path, args.site)
     passages = len(artifact["passages"])
     kinds = [kind for kind in KINDS if times[kind]]
