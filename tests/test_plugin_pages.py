@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 
 from site_knowledge.compiler.model import BuildError
-from site_knowledge.plugin.pages import is_draft, page_authority, page_opt_out, read_page_source
+from site_knowledge.plugin.pages import (
+    is_draft,
+    page_authority,
+    page_input,
+    page_opt_out,
+    read_page_source,
+    theme_language,
+)
 
 
 def test_front_matter_and_opt_out_forms() -> None:
@@ -43,3 +50,18 @@ def test_a_page_may_mark_its_authority() -> None:
 def test_the_example_lore_page_is_fiction(example_site) -> None:
     lore = next(s for s in example_site.artifact["sources"] if s.get("path") == "lore.md")
     assert lore.get("authority") == "fiction"
+
+
+def test_the_theme_language_as_a_tag():
+    from mkdocs.utils.babel_stub import Locale
+
+    assert theme_language({"language": "zh-Hant"}) == "zh-hant", "Material"
+    assert theme_language({"locale": Locale.parse("pt_BR", "_")}) == "pt-br", "MkDocs' themes"
+    assert theme_language({"language": "custom"}) == "" and theme_language({}) == ""
+
+
+def test_a_page_language_from_front_matter_must_be_a_tag():
+    assert page_input("a.md", "a/", "A", {"lang": "ja"}, "<p>x</p>").lang == "ja"
+    assert page_input("a.md", "a/", "A", {}, "<p>x</p>").lang == ""
+    with pytest.raises(BuildError, match=r"a\.md: lang 'Japanese!' is not a language tag"):
+        page_input("a.md", "a/", "A", {"lang": "Japanese!"}, "<p>x</p>")

@@ -60,7 +60,7 @@ async function prepare(question, texts = []) {
 /** The question (with its earlier questions, oldest first) searched: the gate reads the
  * retrieval query when the question refers back, else the question alone; the ranking reads the
  * retrieval query without the names the site never uses. */
-async function search({ question, history, topK, mode }) {
+async function search({ question, history, topK, mode, lang = null }) {
   const t0 = performance.now();
   await prepare(question);
   const turns = history.map((earlier) => ({ question: earlier }));
@@ -71,7 +71,7 @@ async function search({ question, history, topK, mode }) {
   const vector = await encoder.embed(text);
   const rankVector = rankText === null ? null : await encoder.embed(rankText);
   const t1 = performance.now();
-  const found = await index.search(text, vector, { topK, mode, rankText, rankVector });
+  const found = await index.search(text, vector, { topK, mode, rankText, rankVector, lang });
   const t2 = performance.now();
   return { ...found, timings: { embedMs: t1 - t0, searchMs: t2 - t1 } };
 }

@@ -179,10 +179,10 @@ def sharded_layout(options: SiteKnowledgeOptions, html_bytes: int) -> bool:
 
 
 def site_settings(options: SiteKnowledgeOptions, site_name: str, site_url: str | None,
-                  site_dir: Path) -> SiteSettings:
-    """The compiler's settings for a site built into ``site_dir``."""
+                  site_dir: Path, language: str = "") -> SiteSettings:
+    """The compiler's settings for a site built into ``site_dir`` (``language``: the theme's)."""
     return SiteSettings(
         site_name=site_name, site_url=site_url or "", output_dir=site_dir / options.output_dir,
         ontology=Path(options.ontology) if options.ontology else None,
-        chunk_size=options.chunk_size, budgets=options.budgets,
+        chunk_size=options.chunk_size, budgets=options.budgets, language=language,
     )

@@ -36,7 +36,13 @@ from site_knowledge.plugin.options import (
     sharded_layout,
     site_settings,
 )
-from site_knowledge.plugin.pages import is_draft, page_input, page_opt_out, read_page_source
+from site_knowledge.plugin.pages import (
+    is_draft,
+    page_input,
+    page_opt_out,
+    read_page_source,
+    theme_language,
+)
 
 if TYPE_CHECKING:
     from mkdocs.config.defaults import MkDocsConfig
@@ -143,7 +149,8 @@ class SiteKnowledgePlugin(BasePlugin[SiteKnowledgeOptions]):
             return
         self._stop_prefetch()
         site_dir = Path(config.site_dir)
-        settings = site_settings(self.config, config.site_name, config.site_url, site_dir)
+        settings = site_settings(self.config, config.site_name, config.site_url, site_dir,
+                                 theme_language(config.theme))
         try:
             report = compile_site(self._pages, settings, self._embedding_cache(config))
             write_layout(report.artifact_path, self._layout_sharded())
