@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.sites import REPO, SITES, build, build_arguments, parse_build_arguments
+from site_knowledge.compiler.shards import write_layout
 from site_knowledge.evals.dataset import battery_dir
 from site_knowledge.retrieval.index import gate_query, retrieval_query
 
@@ -65,13 +66,15 @@ def questions(files: tuple[Path, ...], followup_turns: int) -> list[dict[str, An
 
 
 def run(sites_dir: Path, reuse: bool) -> dict[str, Any]:
-    """Build (or reuse) every site sharded and measure it in Node."""
+    """Build every site sharded (or re-cut the shards of a built one) and measure it in Node."""
     entries = []
     for name, files in QUESTION_SETS.items():
         site_dir = sites_dir / f"{name}-sharded"
-        if not reuse:
-            build(SITES[name], site_dir, artifact="sharded", chat=False)
         assets = site_dir / ASSETS
+        if reuse:
+            write_layout(assets / "site-knowledge.json", True)
+        else:
+            build(SITES[name], site_dir, artifact="sharded", chat=False)
         turns = json.loads((assets / "site-knowledge.json").read_text())["retrieval"]["followup_turns"]
         entries.append({"name": name, "dir": str(assets), "questions": questions(files, turns)})
     with tempfile.TemporaryDirectory() as scratch:

@@ -49,7 +49,8 @@ def test_the_shards_hold_every_term_passage_and_vector_once() -> None:
     assert len(shards["lexical"]["files"]) > 1 and len(shards["text"]["files"]) > 1
     assert len(shards["dense"]["files"]) > 1
     assert set(files) == {*shards["lexical"]["files"], *shards["text"]["files"],
-                          *shards["dense"]["files"], shards["dense"]["centroids"]}
+                          *shards["dense"]["files"], shards["dense"]["centroids"],
+                          shards["dense"]["pages"]}
     document = expand(on_disk)
     titles = {s["id"]: s["title"] for s in document["sources"]}
     docs = [tokenize(indexed_text(titles[p["source"]], p["heading"], p["text"]),
@@ -63,9 +64,16 @@ def test_the_shards_hold_every_term_passage_and_vector_once() -> None:
     seen = []
     for name in shards["dense"]["files"]:
         count = int.from_bytes(files[name][:4], "little")
-        seen += [int.from_bytes(files[name][8 + 4 * i:12 + 4 * i], "little") for i in range(count)]
+        seen += [int.from_bytes(files[name][4 + 4 * i:8 + 4 * i], "little") for i in range(count)]
     assert sorted(seen) == list(range(passage_count(on_disk)))
     assert "sources" not in manifest and "vectors" not in manifest
+
+
+def test_by_default_the_box_opens_every_partition() -> None:
+    on_disk, vectors = fixture()
+    manifest, _ = shard_artifact(on_disk, vectors, ShardSizes(partition_rows=2))
+    dense = manifest["shards"]["dense"]
+    assert len(dense["files"]) > 1 and dense["probes"] == len(dense["files"])
 
 
 def test_vectors_that_do_not_match_the_passages_are_named() -> None:
@@ -123,7 +131,7 @@ def test_a_corpus_built_sharded_gets_the_manifest_its_shards_and_the_single_file
     assert manifest["gate"] == single["gate"] and manifest["prompt"] == single["prompt"]
     shards = manifest["shards"]
     named = {*shards["lexical"]["files"], *shards["text"]["files"], *shards["dense"]["files"],
-             shards["dense"]["centroids"]}
+             shards["dense"]["centroids"], shards["dense"]["pages"]}
     assert {f"{SHARD_DIR}/{p.name}" for p in (assets / SHARD_DIR).iterdir()} == named
     page = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
     assert f'"artifact":"{MANIFEST_NAME}"' in page

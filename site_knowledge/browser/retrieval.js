@@ -180,7 +180,8 @@ export function dotRows(matrix, rowCount, dimension, query) {
   return out;
 }
 
-function meanUnitRows(matrix, groups, size, dimension) {
+/** The L2-normalised mean of the rows of each group (a page vector per source). */
+export function meanUnitRows(matrix, groups, size, dimension) {
   const sums = new Float64Array(size * dimension);
   groups.forEach((group, i) => {
     for (let j = 0; j < dimension; j++) sums[group * dimension + j] += matrix[i * dimension + j];

@@ -5,7 +5,7 @@
 
 import { SCHEMA, expandArtifact } from "./artifact.js";
 import { chars } from "./pystr.js";
-import { TOKENIZER, accepts, decodeElsewhere, dequantize, diverseTop, dotRows, idf, ranked, tokenize } from "./retrieval.js";
+import { TOKENIZER, accepts, decodeElsewhere, dequantize, diverseTop, dotRows, idf, meanUnitRows, ranked, tokenize } from "./retrieval.js";
 import { STEM, SiteWords, WORD, fold } from "./words.js";
 
 export const SHARDS_SCHEMA = "site-knowledge-shards/1";
@@ -92,20 +92,9 @@ function decodeLexical(lexical, k1, b) {
 function decodePartition(dimension) {
   return (buffer) => {
     const view = new DataView(buffer);
-    const [n, m] = [view.getUint32(0, true), view.getUint32(4, true)];
-    const ints = (offset, count) => Array.from({ length: count }, (_, i) => view.getUint32(offset + 4 * i, true));
-    const ids = ints(8, n);
-    const sources = ints(8 + 4 * n, n);
-    const pages = ints(8 + 8 * n, m);
-    const start = 8 + 8 * n + 4 * m;
-    const rowBytes = n * dimension + 4 * n;
-    return {
-      ids,
-      sources,
-      pages,
-      rows: dequantize(buffer.slice(start, start + rowBytes), n, dimension),
-      pageRows: dequantize(buffer.slice(start + rowBytes), m, dimension),
-    };
+    const n = view.getUint32(0, true);
+    const ints = (offset) => Array.from({ length: n }, (_, i) => view.getUint32(offset + 4 * i, true));
+    return { ids: ints(4), sources: ints(4 + 4 * n), rows: dequantize(buffer.slice(4 + 8 * n), n, dimension) };
   };
 }
 
@@ -155,6 +144,7 @@ export class ShardedIndex {
     this.authority = new Map();
     for (const kind of ["fact", "fiction"]) for (const s of manifest.authority[kind]) this.authority.set(s, kind);
     this.loaded = new Map();
+    this.pageRows = null;
     const size = manifest.shards.lexical.passages;
     this.bm25 = { size, postings: new Map(), df: (term) => this.loaded.get(term)?.rows.length ?? 0 };
     this.siteWords = new ShardWords(this, manifest.lexical.stopwords);
@@ -201,6 +191,11 @@ export class ShardedIndex {
     return usable;
   }
 
+  /** Every partition is opened: the dense ranking is the single file's. */
+  get exact() {
+    return this.probes >= this.manifest.shards.dense.files.length;
+  }
+
   /** The `probes` partitions nearest `vector`. */
   async nearest(vector) {
     const { files } = this.manifest.shards.dense;
@@ -209,20 +204,40 @@ export class ShardedIndex {
     return Promise.all(parts);
   }
 
-  /** Dense scores of the fetched passages and pages; records each passage's source. */
-  denseScores(parts, vector, sourceOf) {
+  /** The page vectors: with every partition open, the mean of the rows as retrieval.js's
+   * Index computes them (the same floats); else the build's quantized ones (pages.bin). */
+  pageVectors(parts) {
+    if (!this.pageRows) {
+      const { counts, shards } = this.manifest;
+      if (this.exact) {
+        const rows = new Float32Array(counts.passages * this.dimension);
+        const sourceOf = new Array(counts.passages);
+        for (const part of parts) {
+          part.ids.forEach((id, i) => {
+            rows.set(part.rows.subarray(i * this.dimension, (i + 1) * this.dimension), id * this.dimension);
+            sourceOf[id] = part.sources[i];
+          });
+        }
+        this.pageRows = Promise.resolve(meanUnitRows(rows, sourceOf, counts.sources, this.dimension));
+      } else {
+        this.pageRows = this.cache.get(shards.dense.pages, (b) => dequantize(b, counts.sources, this.dimension));
+      }
+    }
+    return this.pageRows;
+  }
+
+  /** Dense scores of the fetched passages and of every page; records each passage's source. */
+  async denseScores(parts, vector, sourceOf) {
     const passages = new Map();
-    const pages = new Map();
     for (const part of parts) {
       const scores = dotRows(part.rows, part.ids.length, this.dimension, vector);
       part.ids.forEach((id, i) => {
         passages.set(id, scores[i]);
         sourceOf[id] = part.sources[i];
       });
-      const pageScores = dotRows(part.pageRows, part.pages.length, this.dimension, vector);
-      part.pages.forEach((s, i) => pages.set(s, pageScores[i]));
     }
-    return { passages, pages };
+    const pages = dotRows(await this.pageVectors(parts), this.manifest.counts.sources, this.dimension, vector);
+    return { passages, pages: new Map(pages.entries()) };
   }
 
   /** The expanded passages (and their sources) at these global indices, or of these sources. */
@@ -281,8 +296,8 @@ export class ShardedIndex {
       ranking ? this.nearest(vector) : null,
     ]);
     const sourceOf = [];
-    const queryDense = this.denseScores(queryParts, queryVector, sourceOf);
-    const dense = ranking ? this.denseScores(rankParts, vector, sourceOf) : queryDense;
+    const queryDense = await this.denseScores(queryParts, queryVector, sourceOf);
+    const dense = ranking ? await this.denseScores(rankParts, vector, sourceOf) : queryDense;
     const bm25 = this.lexicalScores(terms, postings, false, sourceOf);
     const bm25Order = rankedKeys(bm25, cfg.candidates, true);
     const denseOrder = rankedKeys(dense.passages, cfg.candidates);

@@ -36,18 +36,20 @@ KMEANS_ROUNDS = 12
 @dataclass(frozen=True)
 class ShardSizes:
     """How the artifact is cut: bytes per lexical shard and text fragment, passages per
-    dense partition, and how many partitions the box probes per query vector."""
+    dense partition, and how many partitions the box probes per query vector (None: all,
+    the single file's exact ranking)."""
 
     lexical_bytes: int = 24_000
     fragment_bytes: int = 16_000
     partition_rows: int = 128
-    probes: int = 4
+    probes: int | None = None
 
     def __post_init__(self) -> None:
         for name in ("lexical_bytes", "fragment_bytes", "partition_rows", "probes"):
-            if getattr(self, name) < 1:
+            value = getattr(self, name)
+            if value is not None and value < 1:
                 raise BuildError(MANIFEST_NAME, f"shard size {name} must be at least 1, "
-                                                f"not {getattr(self, name)}")
+                                                f"not {value}")
 
 
 def shard_artifact(on_disk: dict[str, Any], vectors: bytes,
@@ -227,11 +229,14 @@ def _fragments(compact_sources: list[dict[str, Any]], sizes: ShardSizes,
 
 def _partitions(vectors: bytes, rows: npt.NDArray[np.float32], source_of: npt.NDArray[np.int64],
                 source_count: int, sizes: ShardSizes, files: dict[str, bytes]) -> dict[str, Any]:
-    """Spherical k-means partitions of the passages' rows, each with the page vectors nearest
-    its centroid. A partition (little-endian): uint32 passage count n and page count m; n
-    passage indices, n source indices, m source indices; then the n passage rows and the m
-    page rows, each block laid out as the vectors sidecar (int8 rows, then float32 scales).
-    Passage rows are the sidecar's own bytes; page vectors are quantized as rows are."""
+    """Spherical k-means partitions of the passages' rows, and the page vectors apart.
+
+    A partition (little-endian): uint32 passage count n; n passage indices, n source indices;
+    the n rows laid out as the vectors sidecar (int8 rows, then float32 scales), the sidecar's
+    own bytes. The pages file holds every page vector, quantized as rows are: the box reads it
+    only when it probes some partitions; with all open it averages the rows as the single
+    file's reader does, so the two rank alike.
+    """
     import numpy as np
 
     from site_knowledge.retrieval.vectors import mean_unit_rows, quantize
@@ -240,28 +245,20 @@ def _partitions(vectors: bytes, rows: npt.NDArray[np.float32], source_of: npt.ND
     q_rows = np.frombuffer(vectors, dtype=np.int8, count=count * dimension).reshape(count, dimension)
     scales = np.frombuffer(vectors, dtype="<f4", count=count, offset=count * dimension)
     centroids = _kmeans(rows, max(1, min(count, round(count / sizes.partition_rows))))
-    pages = mean_unit_rows(rows, source_of, source_count)
-    page_blob = quantize(pages)
-    q_pages = np.frombuffer(page_blob, dtype=np.int8,
-                            count=source_count * dimension).reshape(source_count, dimension)
-    page_scales = np.frombuffer(page_blob, dtype="<f4", count=source_count,
-                                offset=source_count * dimension)
     member = np.argmax(rows @ centroids.T, axis=1)
-    page_member = np.argmax(pages @ centroids.T, axis=1)
     names = []
     for part in range(len(centroids)):
         ids = np.flatnonzero(member == part)
-        page_ids = np.flatnonzero(page_member == part)
         blob = b"".join([
-            np.array([len(ids), len(page_ids)], dtype="<u4").tobytes(),
+            np.array([len(ids)], dtype="<u4").tobytes(),
             ids.astype("<u4").tobytes(), source_of[ids].astype("<u4").tobytes(),
-            page_ids.astype("<u4").tobytes(),
             q_rows[ids].tobytes(), scales[ids].tobytes(),
-            q_pages[page_ids].tobytes(), page_scales[page_ids].tobytes(),
         ])
         names.append(_put(files, "dense.bin", blob))
+    pages = quantize(mean_unit_rows(rows, source_of, source_count))
+    probes = len(names) if sizes.probes is None else min(sizes.probes, len(names))
     return {"centroids": _put(files, "centroids.bin", quantize(centroids)), "files": names,
-            "probes": min(sizes.probes, len(names))}
+            "pages": _put(files, "pages.bin", pages), "probes": probes}
 
 
 def _kmeans(rows: npt.NDArray[np.float32], k: int) -> npt.NDArray[np.float32]:
