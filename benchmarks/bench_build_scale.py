@@ -2,7 +2,8 @@
 
 For each size a site is made by :mod:`benchmarks.synthetic_site`, then built, side by side and
 each as a fresh ``mkdocs build`` process: plain (the site's own config, no plugin), cold (the
-plugin, ``chat: false``, from an empty embedding cache and artifact memo; the model already
+plugin with ``chat: false`` and the single-file artifact, so neither the box's assets nor its
+shards are written, from an empty embedding cache and artifact memo; the model already
 prepared), warm (again, nothing changed: the memo), edited (a sentence added to one page: the
 memo misses, every passage but the edited one is an embedding cache hit), then plain again
 on the edited site. Each row reports wall and CPU seconds and the peak resident memory of the
@@ -14,9 +15,11 @@ and the cold build's embedding cost per unique passage, from which the cost of a
 different pages follows.
 
     .venv/bin/python -m benchmarks.bench_build_scale --pages 1000,3000 \
-        --corpora /work/shared/corpora --report evals/reports/build-scale-2026-12-05
+        --corpora /work/shared/corpora --work /tmp/scale --report evals/reports/build-scale-2026-12-05
 
-A report that exists already keeps its other sizes: ``--pages 10000`` adds a row.
+A report that exists already keeps its other sizes: ``--pages 10000`` adds a row. With
+``--seed DIR`` (a cache folder of an earlier run) the first plugin build starts from that
+folder's embeddings and is reported as "seeded", not cold.
 """
 
 from __future__ import annotations
@@ -36,15 +39,17 @@ from site_knowledge.retrieval.tokenizer import indexed_text
 
 KINDS = ("plain", "cold", "seeded", "warm", "edited", "plain_after")
 EDIT = "\n\nThis sentence was added to measure a rebuild after editing one page.\n"
+PLUGIN = {"chat": False, "artifact": "single"}
+"""No chat box and so no shards for it: the compile alone (the shards' cost is measured apart)."""
 ARTIFACT = Path("site") / "assets" / "site-knowledge" / "site-knowledge.json"
 
 
 def plugin_config(config_file: Path, cache: Path) -> Path:
-    """A config beside ``plugin/`` that builds the site's docs with the plugin (no chat box,
-    the embedding cache and memo in ``cache``)."""
+    """A config in ``plugin/`` beside ``config_file`` that builds the same docs with the plugin
+    set as `PLUGIN` says, its embedding cache and memo in ``cache``."""
     config = read_config(config_file)
     config["docs_dir"] = str(config_file.parent / "docs")
-    config["plugins"] = plugins_with_site_knowledge(config_file, {"chat": False})
+    config["plugins"] = plugins_with_site_knowledge(config_file, PLUGIN)
     target = config_file.parent / "plugin" / "mkdocs.yml"
     target.parent.mkdir(exist_ok=True)
     target.write_text(dump_config(config), encoding="utf-8")

@@ -28,7 +28,7 @@ def test_the_plugin_config_builds_the_same_docs_with_the_plugin_last(tmp_path):
     config = yaml.safe_load(plugin_config(site.config_file, tmp_path / "cache").read_text())
     assert config["docs_dir"] == str(tmp_path / "site" / "docs")
     assert config["plugins"][0] == "search"
-    assert config["plugins"][-1] == {"site-knowledge": {"chat": False,
+    assert config["plugins"][-1] == {"site-knowledge": {"chat": False, "artifact": "single",
                                                         "cache_dir": str(tmp_path / "cache")}}
     assert config["nav"] == ["index.md"]
 
