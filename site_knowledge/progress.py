@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import TextIO
+from collections.abc import Iterator, Sequence
+from typing import TextIO, TypeVar
+
+T = TypeVar("T")
 
 
 class ProgressBar:
@@ -38,3 +41,12 @@ class ProgressBar:
         summary = f"{self.label}: {self.done}/{self.total} {self.unit} at {self.rate:.1f} {self.unit}/s"
         self.stream.write(f"\r{summary}\n" if self._interactive else f"{summary}\n")
         self.stream.flush()
+
+
+def track(items: Sequence[T], label: str, unit: str, stream: TextIO | None = None) -> Iterator[T]:
+    """Yield ``items`` one by one behind a `ProgressBar` that closes after the last."""
+    bar = ProgressBar(label, len(items), unit, stream)
+    for item in items:
+        yield item
+        bar.advance(1)
+    bar.close()

@@ -19,7 +19,7 @@ from site_knowledge.compiler.languages import main_language, page_languages
 from site_knowledge.compiler.model import ID_PATTERN, Authority, BuildError, Passage, Source
 from site_knowledge.compiler.writer import Sidecars, prepare_artifact, write_prepared
 from site_knowledge.embedding import DIMENSION, MAX_TOKENS, MODEL_NAME, WEIGHTS_PACKAGE
-from site_knowledge.progress import ProgressBar
+from site_knowledge.progress import ProgressBar, track
 from site_knowledge.retrieval.artifact_form import SCHEMA_VERSION, passage_count, source_id_for
 from site_knowledge.retrieval.tokenizer import STOPWORDS, TOKENIZER_VERSION, indexed_text, tokenize
 
@@ -155,7 +155,8 @@ def _compile(pages: Sequence[PageInput], ontology_sources: Sequence[Source], pro
     from site_knowledge.retrieval.vectors import dequantize, quantize
 
     reserved = frozenset(source.id for source in ontology_sources)
-    sources = [*ontology_sources, *(page_source(page, reserved) for page in pages)]
+    sources = [*ontology_sources, *(page_source(page, reserved) for page in
+                                    track(pages, "site-knowledge: reading pages", "pages"))]
     _check_sources(sources)
     cut = [source_passages(source, options.chunk_size) for source in sources]
     passages = [p for source_cut in cut for p in source_cut]
@@ -166,7 +167,8 @@ def _compile(pages: Sequence[PageInput], ontology_sources: Sequence[Source], pro
     embedded = cache.embedded_since_save(texts)
     vectors = dequantize(vectors_blob, len(passages), DIMENSION)
     stopwords = frozenset(STOPWORDS)
-    gate, reference = calibrate_gate([tokenize(t, stopwords) for t in texts],
+    tokens = [tokenize(t, stopwords) for t in track(texts, "site-knowledge: tokenizing", "passages")]
+    gate, reference = calibrate_gate(tokens,
                                      [p.heading or titles[p.source_id] for p in passages],
                                      vectors, stopwords, cache.embed)
     sidecars = Sidecars(vectors_blob, reference)
