@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from site_knowledge.compiler import artifact_cache
 from site_knowledge.compiler.compiler import PageInput
 from site_knowledge.compiler.writer import Sidecars
@@ -28,3 +30,17 @@ def test_store_load_and_prune(tmp_path):
     expected = ({"n": last}, Sidecars(bytes([last]), bytes([last, last])))
     assert artifact_cache.load(tmp_path, newest) == expected
     assert len(list(tmp_path.glob("artifact-*"))) == 3 * artifact_cache.KEEP
+
+
+@pytest.mark.parametrize(("edited", "changes"), [("compiler/chunking.py", True),
+                                                  ("retrieval/lexical.py", True),
+                                                  ("embedding.py", True),
+                                                  ("gateway/app.py", False)])
+def test_the_code_fingerprint_follows_the_compiler_and_retrieval_code(tmp_path, edited, changes):
+    for name in ("compiler/chunking.py", "retrieval/lexical.py", "embedding.py", "gateway/app.py"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text("x = 1\n")
+    before = artifact_cache.code_fingerprint(tmp_path)
+    (tmp_path / edited).write_text("x = 2\n")
+    assert (artifact_cache.code_fingerprint(tmp_path) != before) is changes
+    assert (artifact_cache.PACKAGE / "compiler" / "chunking.py").is_file(), "the real layout"

@@ -22,12 +22,15 @@ SIDECARS = (".bin", ".elsewhere")
 """The memo's file suffixes for `Sidecars`' vectors and elsewhere, in field order."""
 
 
-def code_fingerprint() -> str:
+PACKAGE = Path(__file__).resolve().parents[1]
+FINGERPRINTED = ("compiler/**/*", "retrieval/**/*", "embedding.py")
+"""The files under the package whose code shapes a compile result."""
+
+
+def code_fingerprint(package: Path = PACKAGE) -> str:
     """SHA-256 of the compiler's and retrieval's own files: a code change is an input change."""
-    package = Path(__file__).resolve().parents[1]
     digest = hashlib.sha256()
-    for path in sorted([*package.glob("build/**/*"), *package.glob("retrieval/**/*"),
-                        package / "embedding.py"]):
+    for path in sorted(p for pattern in FINGERPRINTED for p in package.glob(pattern)):
         if path.is_file() and path.suffix in {".py", ".json", ".txt", ".j2"}:
             digest.update(path.read_bytes())
     return digest.hexdigest()
