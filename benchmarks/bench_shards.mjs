@@ -1,8 +1,10 @@
 // Usage: node benchmarks/bench_shards.mjs INPUT.json OUT.json
-// INPUT: {sites: [{name, dir, questions: [{set, text, vector, rank_text, rank_vector}]}],
-// probes: [n, ...]} where dir holds site-knowledge.json and site-knowledge.shards.json.
+// INPUT: {sites: [{name, dir, partitioned, questions: [{set, text, vector, rank_text,
+// rank_vector}]}], probes: [n, ...]} where dir holds site-knowledge.json and a sharded layout
+// reading the vectors whole, and partitioned the same with the vectors in partitions.
 // For each site, every question is searched with the single file (retrieval.js Index) and
-// with the shards (shards.js ShardedIndex, at each probe count) on the same query vectors:
+// with the shards (shards.js ShardedIndex: whole, then partitioned at each probe count) on
+// the same query vectors:
 // top-4 and gate agreement, bytes fetched (opening, each question on a fresh cache, and each
 // later question with the cache of the ones before), and search milliseconds.
 import { readFileSync, writeFileSync } from "node:fs";
@@ -35,10 +37,10 @@ async function search(index, q) {
   return { found, ms: performance.now() - started };
 }
 
-async function measure(site, single, probes) {
-  const manifest = JSON.parse(readFileSync(join(site.dir, "site-knowledge.shards.json"), "utf8"));
-  const manifestBytes = readFileSync(join(site.dir, "site-knowledge.shards.json")).byteLength;
-  const read = readFrom(site.dir);
+async function measure(site, dir, single, probes) {
+  const manifest = JSON.parse(readFileSync(join(dir, "site-knowledge.shards.json"), "utf8"));
+  const manifestBytes = readFileSync(join(dir, "site-knowledge.shards.json")).byteLength;
+  const read = readFrom(dir);
   const warm = await ShardedIndex.open(manifest, read, { probes });
   const opening = manifestBytes + warm.bytes;
   const rows = [];
@@ -69,6 +71,7 @@ async function measure(site, single, probes) {
   const sets = [...new Set(rows.map((r) => r.set))];
   return {
     probes,
+    partitions: manifest.shards.dense.files?.length ?? null,
     opening_bytes: opening,
     first_question_bytes: summary(rows.map((r) => r.fresh_bytes)),
     later_question_bytes: summary(rows.slice(1).map((r) => r.later_bytes)),
@@ -96,7 +99,8 @@ for (const site of input.sites) {
   const sidecars = [doc.vectors.file, doc.gate.elsewhere.file].map((name) => readFileSync(join(site.dir, name)).byteLength);
   const singleBytes = readFileSync(join(site.dir, "site-knowledge.json")).byteLength + sidecars[0] + sidecars[1];
   const sharded = [];
-  for (const probes of input.probes) sharded.push(await measure(site, single, probes));
+  sharded.push(await measure(site, site.dir, single, null));
+  for (const probes of input.probes) sharded.push(await measure(site, site.partitioned, single, probes));
   out.push({ site: site.name, questions: site.questions.length, passages: artifact.passages.length, single_bytes: singleBytes, single_search_ms: summary(singleMs), sharded });
   console.log(JSON.stringify({ site: site.name, agreement: sharded.map((s) => [s.probes, s.top4_agreement, s.gate_agreement]) }));
 }

