@@ -1,7 +1,7 @@
 """``site-knowledge compile``: the artifact and the chat box for a site another tool built.
 
 Reads the built pages, keeps those the plugin would keep, hands their main content to the same
-compiler through the same assembly (``build/assemble.py``), then copies the chat box's files
+compiler through the same assembly (``compiler/assemble.py``), then copies the chat box's files
 and injects its launcher with the plugin's injector. Nothing is written when an input is bad.
 """
 
