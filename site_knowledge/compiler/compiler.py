@@ -17,6 +17,7 @@ from site_knowledge.compiler.chunking import merge_small_sections, page_sections
 from site_knowledge.compiler.embed_cache import EmbeddingCache
 from site_knowledge.compiler.languages import main_language, page_languages
 from site_knowledge.compiler.model import ID_PATTERN, Authority, BuildError, Passage, Source
+from site_knowledge.compiler.section_cache import SectionCache
 from site_knowledge.compiler.writer import Sidecars, prepare_artifact, write_prepared
 from site_knowledge.embedding import DIMENSION, MAX_TOKENS, MODEL_NAME, WEIGHTS_PACKAGE
 from site_knowledge.progress import ProgressBar, track
@@ -93,8 +94,10 @@ def check_site_url(url: str, where: str) -> None:
         raise BuildError(where, f"URL {url!r} is outside the site")
 
 
-def page_source(page: PageInput, reserved: frozenset[str] = frozenset()) -> Source:
-    """A published page as a ``page`` source with heading-aware sections.
+def page_source(page: PageInput, reserved: frozenset[str] = frozenset(),
+                cache: SectionCache | None = None) -> Source:
+    """A published page as a ``page`` source with heading-aware sections (from ``cache`` when
+    it has seen the page).
 
     A page whose id is taken by an ontology source (``projects.md`` beside the PROJECTS
     category) gets the id ``page-<id>``.
@@ -103,7 +106,8 @@ def page_source(page: PageInput, reserved: frozenset[str] = frozenset()) -> Sour
     if source_id in reserved:
         source_id = f"page-{source_id}"
     check_site_url(page.url, page.src_path)
-    sections = merge_small_sections(page_sections(page.html, page.title))
+    sections = (cache.sections(page.html, page.title) if cache is not None
+                else merge_small_sections(page_sections(page.html, page.title)))
     description = page.description or (sections[0].text[:200] if sections else "")
     return Source(source_id, "page", page.title, description, page.url, page.authority,
                   page.src_path, sections)
@@ -155,7 +159,8 @@ def _compile(pages: Sequence[PageInput], ontology_sources: Sequence[Source], pro
     from site_knowledge.retrieval.vectors import dequantize, quantize
 
     reserved = frozenset(source.id for source in ontology_sources)
-    sources = [*ontology_sources, *(page_source(page, reserved) for page in
+    section_cache = SectionCache(cache.directory, f"{options.site_url} {options.site_name}")
+    sources = [*ontology_sources, *(page_source(page, reserved, section_cache) for page in
                                     track(pages, "site-knowledge: reading pages", "pages"))]
     _check_sources(sources)
     cut = [source_passages(source, options.chunk_size) for source in sources]
@@ -173,6 +178,7 @@ def _compile(pages: Sequence[PageInput], ontology_sources: Sequence[Source], pro
                                      vectors, stopwords, cache.embed)
     sidecars = Sidecars(vectors_blob, reference)
     cache.save()
+    section_cache.save()
     languages = [options.language] * len(ontology_sources) + page_languages(
         [page.src_path for page in pages], [page.lang for page in pages], options.language)
     return (_document(sources, languages, passages, prompt, options, gate, cache), sidecars,
