@@ -20,6 +20,7 @@ import argparse
 import json
 import shutil
 import subprocess
+import sys
 import tempfile
 from datetime import date
 from pathlib import Path
@@ -41,6 +42,7 @@ QUESTION_SETS: dict[str, tuple[Path, ...]] = {
 PROBES = (2, 4, 8, 1_000_000)
 """Partitions opened per query vector in the partitioned layout; the last opens them all."""
 ASSETS = "assets/site-knowledge"
+WHOLE = ShardSizes(whole_rows_bytes=sys.maxsize)
 PARTITIONED = ShardSizes(whole_rows_bytes=0)
 
 
@@ -70,16 +72,22 @@ def questions(files: tuple[Path, ...], followup_turns: int) -> list[dict[str, An
     return out
 
 
-def run(sites_dir: Path, reuse: bool) -> dict[str, Any]:
-    """Build every site sharded (or re-cut the shards of a built one) and measure it in Node."""
-    entries = []
-    for name, files in QUESTION_SETS.items():
+def run(sites_dir: Path, reuse: bool, synthetic: list[Path]) -> dict[str, Any]:
+    """Build every site sharded (or re-cut the shards of a built one), cut the built synthetic
+    sites' artifacts too (asked every corpus's questions: their pages are the corpora's), and
+    measure them in Node."""
+    built = []
+    for name in QUESTION_SETS:
         site_dir = sites_dir / f"{name}-sharded"
-        assets = site_dir / ASSETS
-        if reuse:
-            write_layout(assets / "site-knowledge.json", True)
-        else:
+        if not reuse:
             build(SITES[name], site_dir, artifact="sharded", chat=False)
+        built.append((name, site_dir, QUESTION_SETS[name]))
+    corpora = tuple(path for name, files in QUESTION_SETS.items() if name != "example" for path in files)
+    built += [(f"synthetic {site.name}", site, corpora) for site in synthetic]
+    entries = []
+    for name, site_dir, files in built:
+        assets = site_dir / ASSETS
+        write_layout(assets / "site-knowledge.json", True, WHOLE)
         partitioned = site_dir / "partitioned"
         shutil.rmtree(partitioned, ignore_errors=True)
         shutil.copytree(assets, partitioned)
@@ -197,10 +205,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, help="write OUT.json and OUT.md")
     parser.add_argument("--chromium", action="append", default=[], choices=sorted(QUESTION_SETS),
                         help="also ask this site's questions to the box in Chromium (repeatable)")
+    parser.add_argument("--synthetic", action="append", default=[], type=Path, metavar="SITE",
+                        help="also measure this built benchmarks.synthetic_site site (repeatable)")
     args = parse_build_arguments(parser, argv)
     with tempfile.TemporaryDirectory() as scratch:
         sites = args.sites or Path(scratch)
-        result = run(sites, args.reuse)
+        result = run(sites, args.reuse, args.synthetic)
         result["chromium"] = [chromium(sites, args.reuse, name) for name in args.chromium]
     text = table(result) + ("\n\n" + chromium_table(result["chromium"]) if args.chromium else "")
     print(text)
