@@ -60,6 +60,7 @@ def test_the_shards_hold_every_term_passage_and_vector_once() -> None:
                   for s in document["sources"]]
     assert manifest["counts"] == {"sources": len(on_disk["sources"]),
                                   "passages": passage_count(on_disk), "per_source": per_source}
+    assert manifest["source_langs"] == [s["lang"] for s in document["sources"]]
     assert len(shards["lexical"]["files"]) > 1 and len(shards["text"]["files"]) > 1
     assert len(shards["dense"]["files"]) > 1
     assert set(files) == shard_files(shards)

@@ -7,7 +7,7 @@
 
 import { SCHEMA, expandArtifact } from "./artifact.js";
 import { chars } from "./pystr.js";
-import { TOKENIZER, accepts, decodeElsewhere, dequantize, diverseTop, dotRows, idf, meanUnitRows, ranked, tokenize } from "./retrieval.js";
+import { Index, TOKENIZER, accepts, decodeElsewhere, dequantize, diverseTop, dotRows, idf, meanUnitRows, ranked, tokenize } from "./retrieval.js";
 import { STEM, SiteWords, WORD, fold } from "./words.js";
 
 export const SHARDS_SCHEMA = "site-knowledge-shards/1";
@@ -116,10 +116,11 @@ function decodePartition(dimension) {
   };
 }
 
-/** Passage indices of a Map of scores, best first (ties by index), as `ranked` orders an array. */
-function rankedKeys(scores, limit, positiveOnly = false) {
+/** Indices of a Map of scores (among those `keep` accepts), best first (ties by index), as
+ * `ranked` orders an array. */
+function rankedKeys(scores, limit, positiveOnly = false, keep = null) {
   const order = [];
-  for (const [index, score] of scores) if (!positiveOnly || score > 0) order.push(index);
+  for (const [index, score] of scores) if ((!positiveOnly || score > 0) && (keep === null || keep(index))) order.push(index);
   order.sort((a, b) => scores.get(b) - scores.get(a) || a - b);
   return order.slice(0, limit);
 }
@@ -175,6 +176,8 @@ export class ShardedIndex {
     for (const kind of ["fact", "fiction"]) for (const s of manifest.authority[kind]) this.authority.set(s, kind);
     this.loaded = new Map();
     this.sourceOf = manifest.counts.per_source.flatMap((count, source) => new Array(count).fill(source));
+    this.sourceLangs = manifest.source_langs ?? [];
+    this.languages = new Set(this.sourceLangs.filter((lang) => lang));
     const size = manifest.shards.lexical.passages;
     this.bm25 = { size, postings: new Map(), df: (term) => this.loaded.get(term)?.rows.length ?? 0 };
     this.siteWords = new ShardWords(this, manifest.lexical.stopwords);
@@ -277,8 +280,14 @@ export class ShardedIndex {
     return out;
   }
 
-  /** As retrieval.js Index.search, over the fetched shards (SPEC.md, "Fusion" and "Gate"). */
-  async search(text, queryVector, { topK = 4, mode = "hybrid", rankText = null, rankVector = null } = {}) {
+  /** The language a question asked in `lang` keeps to, as Index.language decides it. */
+  language(lang) {
+    return Index.prototype.language.call(this, lang);
+  }
+
+  /** As retrieval.js Index.search, over the fetched shards (SPEC.md, "Fusion", "Gate" and
+   * "Languages"). */
+  async search(text, queryVector, { topK = 4, mode = "hybrid", rankText = null, rankVector = null, lang = null } = {}) {
     const cfg = this.manifest.retrieval;
     const queryTerms = tokenize(text, this.stopwords);
     const rankTerms = rankText === null ? [] : tokenize(rankText, this.stopwords);
@@ -291,18 +300,27 @@ export class ShardedIndex {
       ranking ? this.denseScores(vector) : null,
     ]);
     const dense = rankDense ?? queryDense;
+    const elsewhere = Math.max(-1, ...dotRows(this.elsewhere.rows, this.elsewhere.count, this.dimension, queryVector));
+    let scope = this.language(lang);
+    let signals = this.signals(queryTerms, postings, queryDense.passages, elsewhere, scope);
+    if (scope !== null && !accepts(signals, this.manifest.gate)) {
+      scope = null;
+      signals = this.signals(queryTerms, postings, queryDense.passages, elsewhere, scope);
+    }
+    const gate = { answerable: accepts(signals, this.manifest.gate), ...signals };
+    const keep = scope === null ? null : (p) => this.sourceLangs[this.sourceOf[p]] === scope;
+    const pageKeep = scope === null ? null : (s) => this.sourceLangs[s] === scope;
     const bm25 = this.lexicalScores(terms, postings, false);
-    const bm25Order = rankedKeys(bm25, cfg.candidates, true);
-    const denseOrder = rankedKeys(dense.passages, cfg.candidates);
+    const bm25Order = rankedKeys(bm25, cfg.candidates, true, keep);
+    const denseOrder = rankedKeys(dense.passages, cfg.candidates, false, keep);
     let order;
     let score;
     if (mode === "bm25" || mode === "dense") {
       [order, score] = mode === "bm25" ? [bm25Order, bm25] : [denseOrder, dense.passages];
     } else {
-      [order, score] = await this.fuse(terms, postings, bm25Order, denseOrder, dense.pages);
+      [order, score] = await this.fuse(terms, postings, bm25Order, denseOrder, dense.pages, pageKeep);
     }
     const top = diverseTop(order, this.sourceOf, topK, cfg.per_page_cap);
-    const gate = this.gate(queryTerms, postings, queryDense.passages, queryVector);
     const found = await this.passages(top);
     const results = top.map((i, rank) => {
       const { passage: p, source: src } = found.get(i);
@@ -311,15 +329,15 @@ export class ShardedIndex {
         text: p.text, authority: src.authority, score: score.get(i),
       };
     });
-    return { query: text, terms: queryTerms, results, gate };
+    return { query: text, terms: queryTerms, results, gate, lang: scope };
   }
 
-  async fuse(terms, postings, bm25Order, denseOrder, pageDense) {
+  async fuse(terms, postings, bm25Order, denseOrder, pageDense, pageKeep) {
     const cfg = this.manifest.retrieval;
     const rb = rankMap(bm25Order);
     const rd = rankMap(denseOrder);
-    const rpb = rankMap(rankedKeys(this.lexicalScores(terms, postings, true), cfg.page_candidates, true));
-    const rpd = rankMap(rankedKeys(pageDense, cfg.page_candidates));
+    const rpb = rankMap(rankedKeys(this.lexicalScores(terms, postings, true), cfg.page_candidates, true, pageKeep));
+    const rpd = rankMap(rankedKeys(pageDense, cfg.page_candidates, false, pageKeep));
     const { weights: w, rrf_k: k } = cfg;
     const c = this.lexicalConfidence(terms, postings, bm25Order);
     const candidates = [...new Set([...bm25Order, ...denseOrder])];
@@ -358,22 +376,20 @@ export class ShardedIndex {
     return share * share;
   }
 
-  gate(terms, postings, dense, vector) {
+  /** The gate's inputs over the passages in `scope` (a language), or all when null, as
+   * Index.scopedSignals reads them: a term counts as found when a passage in scope holds it. */
+  signals(terms, postings, dense, elsewhere, scope) {
+    const inScope = (p) => scope === null || this.sourceLangs[this.sourceOf[p]] === scope;
     let [seen, all] = [0, 0];
     for (const term of new Set(terms)) {
-      const df = postings.get(term)?.rows.length ?? 0;
-      const weight = idf(this.bm25.size, df);
+      const rows = postings.get(term)?.rows ?? [];
+      const weight = idf(this.bm25.size, rows.length);
       all += weight;
-      if (df > 0) seen += weight;
+      if (rows.some(inScope)) seen += weight;
     }
     let cosine = -1;
-    for (const value of dense.values()) if (value > cosine) cosine = value;
-    let elsewhere = -1;
-    for (const value of dotRows(this.elsewhere.rows, this.elsewhere.count, this.dimension, vector)) {
-      if (value > elsewhere) elsewhere = value;
-    }
-    const signals = { has_terms: terms.length > 0, coverage: all === 0 ? 0 : seen / all, cosine, elsewhere };
-    return { answerable: accepts(signals, this.manifest.gate), ...signals };
+    for (const [p, value] of dense) if (value > cosine && inScope(p)) cosine = value;
+    return { has_terms: terms.length > 0, coverage: all === 0 ? 0 : seen / all, cosine, elsewhere };
   }
 }
 

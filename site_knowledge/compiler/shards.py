@@ -97,6 +97,9 @@ def shard_artifact(on_disk: dict[str, Any], vectors: bytes,
     manifest["authority"] = {kind: [i for i, s in enumerate(sources) if s["authority"] == kind]
                              for kind in ("fact", "fiction")}
     manifest["ontology"] = [i for i, s in enumerate(sources) if s["kind"] == "ontology"]
+    langs = [source["lang"] for source in sources]
+    if len(set(langs) - {""}) > 1:
+        manifest["source_langs"] = langs
     manifest["shards"] = {"lexical": lexical, "text": fragments, "dense": dense}
     return manifest, files
 

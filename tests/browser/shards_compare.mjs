@@ -1,8 +1,10 @@
 // Usage: node tests/browser/shards_compare.mjs DIR
 // DIR holds a single artifact and its sharded layout. Each passage's own text and row are a
-// query, searched over the single file (retrieval.js) and over the shards (shards.js; every
-// partition open when the vectors are partitioned); each word of the texts (and names no site uses) is judged by
-// SiteWords and by ShardWords. Prints {queries, same_top, same_gate, same_results (texts, urls, titles), words,
+// query, asked in its page's language or (every other one) in a language the site lacks,
+// searched over the single file (retrieval.js) and over the shards (shards.js; every
+// partition open when the vectors are partitioned); each word of the texts (and names no site
+// uses) is judged by SiteWords and by ShardWords. Prints {queries, same_top, same_gate (the
+// language kept to and the gate's signals too), same_results (texts, urls, titles), words,
 // same_words}.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -25,11 +27,12 @@ const d = single.dimension;
 for (let i = 0; i < single.passages.length; i++) {
   const text = single.passages[i].text.split(/\s+/).slice(0, 8).join(" ");
   const vector = single.vectors.slice(i * d, (i + 1) * d);
-  const a = single.search(text, vector);
-  const b = await sharded.search(text, vector);
+  const lang = i % 2 ? single.sourceLangs[single.sourceOf[i]] : "de";
+  const a = single.search(text, vector, { lang });
+  const b = await sharded.search(text, vector, { lang });
   const ids = (found) => JSON.stringify(found.results.map((r) => r.id));
   if (ids(a) === ids(b)) sameTop += 1;
-  if (a.gate.answerable === b.gate.answerable && a.gate.coverage === b.gate.coverage && a.gate.cosine === b.gate.cosine) sameGate += 1;
+  if (a.lang === b.lang && ["answerable", "coverage", "cosine", "elsewhere"].every((k) => a.gate[k] === b.gate[k])) sameGate += 1;
   if (JSON.stringify(a.results.map((r) => [r.text, r.url, r.title])) === JSON.stringify(b.results.map((r) => [r.text, r.url, r.title]))) sameResults += 1;
 }
 const words = [...new Set([...single.passages.flatMap((p) => [...p.text.matchAll(WORD)].map(([w]) => w)), "Spotify", "Zebrafish", "MBA", "Qx"])];
