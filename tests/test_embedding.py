@@ -69,3 +69,17 @@ def test_weights_hash_is_memoised_by_path_size_and_mtime(tmp_path):
     assert memoised_sha256(weights, memo_dir) == file_sha256(weights)
     memo.write_text("{not json", encoding="utf-8")
     assert memoised_sha256(weights, memo_dir) == file_sha256(weights)
+
+
+def test_texts_tokenized_a_chunk_at_a_time_give_the_same_vectors_and_counts(monkeypatch):
+    import numpy as np
+
+    from site_knowledge import embedding
+
+    texts = ["short", "a somewhat longer sentence about routers", "x " * 400, "VRF", "IPAM"]
+    whole = Encoder().encode(texts)
+    counts = Encoder().token_counts(texts)
+    monkeypatch.setattr(embedding, "TOKENIZE_CHUNK", 2)
+    assert np.array_equal(Encoder().encode(texts), whole)
+    assert Encoder().token_counts(texts) == counts
+    assert counts[2] == embedding.MAX_TOKENS and counts[0] < counts[1]
