@@ -116,9 +116,10 @@ function decodePartition(dimension) {
   };
 }
 
-/** Indices of a Map of scores (among those `keep` accepts), best first (ties by index), as
- * `ranked` orders an array. */
+/** Indices of scores (an array by index, or a Map of the fetched ones) among those `keep`
+ * accepts, best first (ties by index), as `ranked` orders an array. */
 function rankedKeys(scores, limit, positiveOnly = false, keep = null) {
+  if (!(scores instanceof Map)) return ranked(scores, limit, positiveOnly, keep && Array.from(scores, (_, i) => keep(i)));
   const order = [];
   for (const [index, score] of scores) if ((!positiveOnly || score > 0) && (keep === null || keep(index))) order.push(index);
   order.sort((a, b) => scores.get(b) - scores.get(a) || a - b);
@@ -229,8 +230,8 @@ export class ShardedIndex {
   async denseScores(vector) {
     const { dense } = this.manifest.shards;
     const { passages: count, sources } = this.manifest.counts;
-    const pages = new Map(dotRows(this.pageRows, sources, this.dimension, vector).entries());
-    if (this.rows) return { passages: new Map(dotRows(this.rows, count, this.dimension, vector).entries()), pages };
+    const pages = dotRows(this.pageRows, sources, this.dimension, vector);
+    if (this.rows) return { passages: dotRows(this.rows, count, this.dimension, vector), pages };
     const near = ranked(dotRows(this.centroids, dense.files.length, this.dimension, vector), this.probes);
     const parts = await Promise.all(near.map((i) => this.cache.get(dense.files[i], decodePartition(this.dimension))));
     const passages = new Map();
@@ -326,7 +327,7 @@ export class ShardedIndex {
       const { passage: p, source: src } = found.get(i);
       return {
         rank: rank + 1, id: p.id, source: p.source, title: src.title, heading: p.heading, url: p.url,
-        text: p.text, authority: src.authority, score: score.get(i),
+        text: p.text, authority: src.authority, score: score instanceof Map ? score.get(i) : score[i],
       };
     });
     return { query: text, terms: queryTerms, results, gate, lang: scope };
@@ -388,7 +389,7 @@ export class ShardedIndex {
       if (rows.some(inScope)) seen += weight;
     }
     let cosine = -1;
-    for (const [p, value] of dense) if (value > cosine && inScope(p)) cosine = value;
+    for (const [p, value] of dense.entries()) if (value > cosine && inScope(p)) cosine = value;
     return { has_terms: terms.length > 0, coverage: all === 0 ? 0 : seen / all, cosine, elsewhere };
   }
 }
