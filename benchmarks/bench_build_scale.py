@@ -114,14 +114,16 @@ def measure_size(corpora: Path, work: Path, pages: int, seed: Path | None = None
 
 
 def scaling(rows: list[dict[str, Any]]) -> dict[str, dict[str, list[float | None]]]:
-    """Each kind's wall seconds per 1,000 pages and per 1,000 passages, size by size (None
-    where a size was not built so): flat rows mean time grows linearly."""
+    """Each kind's wall and CPU seconds per 1,000 pages and per 1,000 passages, size by size
+    (None where a size was not built so): flat rows mean time grows linearly. CPU seconds
+    move less with other load on a shared machine."""
     kinds = [kind for kind in KINDS if any(kind in row["runs"] for row in rows)]
     return {
-        unit: {kind: [round(1000 * row["runs"][kind]["wall"] / row[unit], 2)
-                      if kind in row["runs"] else None for row in rows]
-               for kind in kinds}
-        for unit in ("pages", "passages")
+        f"{measure} s per 1,000 {unit}": {
+            kind: [round(1000 * row["runs"][kind][measure] / row[unit], 2)
+                   if kind in row["runs"] else None for row in rows]
+            for kind in kinds}
+        for measure in ("wall", "cpu") for unit in ("pages", "passages")
     }
 
 
@@ -148,8 +150,8 @@ def markdown(report: dict[str, Any]) -> str:
         lines.append(f"| {r['pages']} | {r['artifact_bytes']} | {r['bytes_per_passage_beyond_text']} | "
                      f"{first}: {r[f'{first}_seconds_per_unique_passage']} | {r['copies']} | "
                      f"{r['fastapi_whole']} |")
-    lines += ["", "Wall seconds per 1,000 pages and per 1,000 passages (flat across sizes: linear):",
-              "", "| per 1,000 | build | " + " | ".join(str(r["pages"]) for r in rows) + " |",
+    lines += ["", "Seconds per 1,000 pages and per 1,000 passages (flat across sizes: linear):",
+              "", "| measure | build | " + " | ".join(str(r["pages"]) for r in rows) + " |",
               "|---|---|" + "---|" * len(rows)]
     for unit, kinds in report["scaling"].items():
         lines += [f"| {unit} | {kind} | " + " | ".join("" if v is None else str(v) for v in values) + " |"

@@ -65,9 +65,9 @@ def _row(pages: int, passages: int, wall: float, first: str = "cold") -> dict:
 
 def test_scaling_is_seconds_per_thousand_and_the_report_has_a_row_per_build():
     rows = [_row(1000, 10000, 20.0), _row(3000, 20000, 60.0), _row(10000, 80000, 200.0, "seeded")]
-    assert scaling(rows)["pages"]["cold"] == [20.0, 20.0, None]
-    assert scaling(rows)["pages"]["seeded"] == [None, None, 20.0]
-    assert scaling(rows)["passages"]["plain"] == [2.0, 3.0, 2.5]
+    assert scaling(rows)["wall s per 1,000 pages"]["cold"] == [20.0, 20.0, None]
+    assert scaling(rows)["cpu s per 1,000 pages"]["seeded"] == [None, None, 20.0]
+    assert scaling(rows)["wall s per 1,000 passages"]["plain"] == [2.0, 3.0, 2.5]
     page = markdown({"how": "How.", "command": "c", "load_average_before_after": [1, 2],
                      "sizes": rows, "scaling": scaling(rows), "notes": ["A note."]})
     assert page.count("| 1000 | 10000 (5000) |") == len(KINDS) - 1
