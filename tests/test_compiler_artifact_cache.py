@@ -18,6 +18,13 @@ def test_key_changes_with_any_input():
     assert base != artifact_cache.input_key("v1", [page], {"k": 2})
 
 
+def test_key_tells_list_items_from_parts():
+    page = PageInput("a.md", "a/", "A", "", "<p>x</p>")
+    assert artifact_cache.input_key([page, page]) != artifact_cache.input_key([page], [page])
+    assert artifact_cache.input_key([page]) != artifact_cache.input_key(page)
+    assert artifact_cache.input_key([page]) == artifact_cache.input_key((page,))
+
+
 def test_store_load_and_prune(tmp_path):
     assert artifact_cache.load(tmp_path, "0" * 64) is None
     keys = [artifact_cache.input_key(n) for n in range(artifact_cache.KEEP + 2)]

@@ -37,11 +37,15 @@ def code_fingerprint(package: Path = PACKAGE) -> str:
 
 
 def input_key(*parts: Any) -> str:
-    """SHA-256 over JSON renderings of the build inputs (dataclasses included)."""
+    """SHA-256 over JSON renderings of the build inputs (dataclasses included); a list is
+    rendered item by item, so a site's pages never become one string of all their HTML."""
     digest = hashlib.sha256(code_fingerprint().encode())
     for part in parts:
-        rendered = json.dumps(part, default=_plain, sort_keys=True, ensure_ascii=False)
-        digest.update(rendered.encode("utf-8"))
+        listed = isinstance(part, list | tuple)
+        for item in part if listed else [part]:
+            digest.update(b"[" if listed else b"")
+            rendered = json.dumps(item, default=_plain, sort_keys=True, ensure_ascii=False)
+            digest.update(rendered.encode("utf-8"))
         digest.update(b"\0")
     return digest.hexdigest()
 
