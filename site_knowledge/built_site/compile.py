@@ -27,7 +27,7 @@ from site_knowledge.compiler.model import BuildError
 from site_knowledge.embedding import Encoder
 from site_knowledge.plugin.gateways import loopback_warnings
 from site_knowledge.plugin.options import browser_options, site_settings
-from site_knowledge.plugin.pages import page_input, page_opt_out
+from site_knowledge.plugin.pages import page_input, page_opt_out, theme_language
 
 # Pages a theme renders from its static_templates (search.html: the search plugin adds it),
 # which the plugin never sees, so they never get the box.
@@ -147,7 +147,8 @@ def compile_built_site(site_dir: Path, config_file: Path, rule: ContentRule = TH
     pages = {rel: path for rel, path in pages.items() if not rel.startswith(ours)}
     sources = site_sources(config, datetime.now(UTC))
     inputs, missing = _page_inputs(sources, pages, site_dir, rule)
-    settings = site_settings(options, config.mkdocs.site_name, config.mkdocs.site_url, site_dir)
+    settings = site_settings(options, config.mkdocs.site_name, config.mkdocs.site_url, site_dir,
+                             theme_language(config.mkdocs.theme))
     if cache is None:
         cache = EmbeddingCache(Encoder(), embedding_cache_dir(config_file.parent, options.cache_dir))
     warnings = [*loopback_warnings(config.mkdocs.site_url, options.gateways), *missing]
