@@ -85,11 +85,23 @@ RETRIEVAL = """\
 the gate, each set on its own site).
 """
 
-BENCHMARKS = """\
-## Benchmarks
+MEASURED = {
+    "build-scale": "Build cost at 1,000 to 10,000 pages, against a plain `mkdocs build` "
+                   "(`python -m benchmarks.bench_build_scale`)",
+    "shards": "The sharded artifact against the single file, per site "
+              "(`python -m benchmarks.bench_shards`)",
+    "retrieval-fastapi-languages": "Recall@4 (MRR) per language on FastAPI en/zh/es "
+                                   "(`python -m evals.languages`)",
+    "reground-grounding": "Grounding re-run on the stored answers: score; facts present; "
+                          "expected page cited; answered; refused when due "
+                          "(`python -m evals.reground --figures`)",
+}
+"""Benchmark reports (Markdown, named ``<kind>-<date>.md``) whose first table the page quotes."""
 
-No benchmark report is stored in `evals/reports/`, so this page states no benchmark figure.
-The harnesses print JSON; run them side by side with their baseline on one machine:
+BENCHMARKS = """\
+## Benchmark harnesses
+
+Run them side by side with their baseline on one machine:
 
 - build cost against plain `mkdocs build`:
   `.venv/bin/python -m benchmarks.bench_build --site netbox --repeat 3`
@@ -172,6 +184,32 @@ def _battery_section(heading: str, rows: Sequence[Report], label: Callable[[dict
     return "\n".join([heading, report.table([doc for _, doc in named]), _sources(named)])
 
 
+def first_table(path: Path) -> str:
+    """The first Markdown table of the report at ``path``.
+
+    Raises:
+        ReportError: naming the file, when it holds no table.
+    """
+    lines = path.read_text(encoding="utf-8").splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith("|")), None)
+    if start is None:
+        raise ReportError(f"{path}: a benchmark report needs a Markdown table")
+    end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")), len(lines))
+    return "\n".join(lines[start:end])
+
+
+def _measured_section(folder: Path) -> str | None:
+    """The first table of the newest report of each ``MEASURED`` kind, with its file."""
+    parts = ["## Benchmarks measured\n"]
+    for kind, title in MEASURED.items():
+        named = sorted(folder.glob(f"{kind}-????-??-??.md"))
+        if named:
+            path = named[-1]
+            parts.append(f"### {title}\n\n{first_table(path)}\n\n"
+                         f"Report: `evals/reports/{path.name}`.\n")
+    return "\n".join(parts) if len(parts) > 1 else None
+
+
 def render(folder: Path) -> str:
     """The page for the reports in ``folder``."""
     reports = load(folder)
@@ -194,6 +232,9 @@ def render(folder: Path) -> str:
     if retrieval:
         table = retrieval_table({doc["label"]: doc for _, doc in retrieval})
         sections.append("\n".join([RETRIEVAL, table, _sources(retrieval)]))
+    measured = _measured_section(folder)
+    if measured:
+        sections.append(measured)
     sections.append(BENCHMARKS)
     return "\n".join(sections)
 

@@ -64,3 +64,20 @@ def test_a_report_that_is_not_json_is_named(tmp_path: Path) -> None:
     (tmp_path / "battery-broken.json").write_text('{"kind": "battery",', encoding="utf-8")
     with pytest.raises(ReportError, match=r"battery-broken\.json: not a JSON report"):
         render(tmp_path)
+
+
+def test_a_benchmark_report_is_quoted_by_its_first_table_newest_first(tmp_path: Path) -> None:
+    (tmp_path / "build-scale-2026-11-01.md").write_text(
+        "# Old\n\n| pages | x |\n|---|---|\n| 10 | old |\n", encoding="utf-8")
+    (tmp_path / "build-scale-2026-12-01.md").write_text(
+        "# New\n\nText.\n\n| pages | x |\n|---|---|\n| 20 | new |\n\nMore.\n\n| other |\n",
+        encoding="utf-8")
+    page = render(tmp_path)
+    assert "| 20 | new |\n\nReport: `evals/reports/build-scale-2026-12-01.md`." in page
+    assert "| 10 | old |" not in page and "| other |" not in page
+
+
+def test_a_benchmark_report_without_a_table_is_named(tmp_path: Path) -> None:
+    (tmp_path / "shards-2026-12-01.md").write_text("# Shards\n\nNo table.\n", encoding="utf-8")
+    with pytest.raises(ReportError, match=r"shards-2026-12-01\.md: a benchmark report needs"):
+        render(tmp_path)
