@@ -198,8 +198,11 @@ async def healthz(request: Request) -> Response:
         "status": "ok" if ok else "degraded",
         "gateway": "draining" if gateway.closing else "ok",
         "upstreams": upstreams,
+        # A supervised process's digest only while it answers: just after it dies, the
+        # supervisor may not have noticed yet, but its health probe has.
         "model": {"name": gateway.config.model,
-                  "sha256": llama.model_sha256 if llama else gateway.model_sha256},
+                  "sha256": (llama.model_sha256 if ok else None) if llama
+                  else gateway.model_sha256},
         "artifact": {
             "schema": artifact.get("schema"),
             "built_at": artifact.get("built_at"),
