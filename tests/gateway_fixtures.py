@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
@@ -36,6 +36,26 @@ needs_llama = pytest.mark.skipif(
     not HAVE_LLAMA,
     reason="llama-server or the SmolLM2 GGUF is missing: run scripts/setup_llama.sh",
 )
+
+
+def stream_until_delta(url: str, question: str, on_delta: Callable[[], object],
+                       timeout: float = 180.0) -> Stream:
+    """Ask, call ``on_delta()`` at the first delta (kill the upstream, say), and read the
+    stream to its end."""
+    stream = Stream(0, {})
+    with httpx.Client(timeout=timeout) as client, client.stream(
+        "POST", url + "/api/ask", json={"question": question}
+    ) as response:
+        stream.status = response.status_code
+        lines = response.iter_lines()
+        for line in lines:
+            if line.startswith("data: "):
+                stream.events.append(json.loads(line[6:]))
+                if "delta" in stream.events[-1]:
+                    on_delta()
+                    break
+        parse_sse(lines, stream)
+    return stream
 
 
 def wait_warmed_up(base: str, within_s: float = 120.0) -> dict[str, Any]:

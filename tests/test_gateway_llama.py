@@ -32,8 +32,8 @@ from gateway_fixtures import (
     free_port,
     metrics,
     needs_llama,
-    parse_sse,
     start_llama,
+    stream_until_delta,
 )
 
 from site_knowledge.evals.engines import GatewayEngine
@@ -380,20 +380,8 @@ def test_llama_killed_mid_stream_then_restarted(example_index, tmp_path, recorde
     config = GatewayConfig(upstreams=(llama.spec.url,), limits=LIMITS)
     try:
         with ThreadedServer(create_app(example_index, config)) as server:
-            stream = Stream(0, {})
-            with httpx.Client(timeout=120) as client, client.stream(
-                "POST", server.url + "/api/ask", json={"question": LONG_QUESTION}
-            ) as response:
-                ASKED.append(LONG_QUESTION)
-                stream.status = response.status_code
-                lines = response.iter_lines()
-                for line in lines:
-                    if line.startswith("data: "):
-                        stream.events.append(json.loads(line[6:]))
-                        if "delta" in stream.events[-1]:
-                            llama.kill()
-                            break
-                parse_sse(lines, stream)
+            ASKED.append(LONG_QUESTION)
+            stream = stream_until_delta(server.url, LONG_QUESTION, llama.kill, timeout=120)
             assert stream.terminal is not None and "error" in stream.terminal
             assert not any("done" in e for e in stream.events)
             assert stream.terminal["error"]["code"] == "upstream_interrupted"

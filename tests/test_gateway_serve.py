@@ -8,7 +8,6 @@ SIGTERM with an answer in progress, and a second Ctrl-C.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import subprocess
@@ -25,8 +24,8 @@ from gateway_fixtures import (
     ask,
     free_port,
     needs_llama,
-    parse_sse,
     process_alive,
+    stream_until_delta,
 )
 
 pytestmark = [pytest.mark.llama, pytest.mark.slow, needs_llama]
@@ -91,24 +90,6 @@ def test_a_stranger_on_the_llama_port_makes_serve_exit_with_a_clear_error(exampl
     assert httpx.get(f"http://127.0.0.1:{stranger}/health").json()["model_alias"] == "stranger"
 
 
-def _stream_until_delta(url: str, question: str, on_delta: object) -> Stream:
-    """Ask, call ``on_delta()`` at the first delta, and read the stream to its end."""
-    stream = Stream(0, {})
-    with httpx.Client(timeout=180) as client, client.stream(
-        "POST", url + "/api/ask", json={"question": question}
-    ) as response:
-        stream.status = response.status_code
-        lines = response.iter_lines()
-        for line in lines:
-            if line.startswith("data: "):
-                stream.events.append(json.loads(line[6:]))
-                if "delta" in stream.events[-1]:
-                    on_delta()  # type: ignore[operator]
-                    break
-        parse_sse(lines, stream)
-    return stream
-
-
 def _terminals(stream: Stream) -> list[dict[str, object]]:
     return [e for e in stream.events if "done" in e or "error" in e]
 
@@ -124,7 +105,7 @@ def test_llama_server_killed_mid_answer_is_restarted_and_health_degrades_meanwhi
             os.kill(first_pid, signal.SIGKILL)
             health.append(httpx.get(serve.gateway + "/healthz", timeout=10).json())
 
-        stream = _stream_until_delta(serve.gateway, LONG_QUESTION, kill_llama)
+        stream = stream_until_delta(serve.gateway, LONG_QUESTION, kill_llama)
         assert _terminals(stream) == [{"error": {
             "code": "upstream_interrupted", "message": "The model server stopped mid-answer."}}]
         assert health[0]["status"] == "degraded"
@@ -166,7 +147,7 @@ def test_sigterm_drains_the_answer_in_progress_within_the_deadline_and_says_so(e
             serve.proc.send_signal(signal.SIGTERM)
             sent.append(time.monotonic())
 
-        stream = _stream_until_delta(serve.gateway, LONG_QUESTION, terminate)
+        stream = stream_until_delta(serve.gateway, LONG_QUESTION, terminate)
         [terminal] = _terminals(stream)
         assert terminal.get("done") is True or terminal == {"error": {
             "code": "shutting_down",
@@ -192,7 +173,7 @@ def test_a_second_ctrl_c_stops_at_once(example_site):
             sent.append(time.monotonic())
 
         with contextlib.suppress(httpx.HTTPError):  # the stream may be cut: that is the point
-            _stream_until_delta(serve.gateway, LONG_QUESTION, interrupt_twice)
+            stream_until_delta(serve.gateway, LONG_QUESTION, interrupt_twice)
         assert serve.proc.wait(30) == 1
         assert time.monotonic() - sent[0] < 30, "it did not wait out the 60 s drain"
         assert "SIGINT again: stopping now" in serve.stderr()

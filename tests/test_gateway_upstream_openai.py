@@ -5,7 +5,6 @@ kinds when the first upstream's process is killed, and a death mid-answer."""
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Iterator
 
 import httpx
@@ -14,14 +13,13 @@ from gateway_fixtures import (
     LLAMA_BINARY,
     MODEL,
     LogRecorder,
-    Stream,
     ThreadedServer,
     ask,
     free_port,
     metrics,
     needs_llama,
-    parse_sse,
     start_llama,
+    stream_until_delta,
 )
 
 from site_knowledge.gateway.app import create_app
@@ -161,19 +159,7 @@ def test_killed_mid_answer_ends_with_one_error_and_no_retry_elsewhere(example_in
     config = GatewayConfig(upstreams=(openai(dying), llama_kind(llama)), limits=LIMITS)
     try:
         with ThreadedServer(create_app(example_index, config)) as server:
-            stream = Stream(0, {})
-            with httpx.Client(timeout=120) as client, client.stream(
-                    "POST", server.url + "/api/ask", json={"question": LONG_QUESTION}
-            ) as response:
-                stream.status = response.status_code
-                lines = response.iter_lines()
-                for line in lines:
-                    if line.startswith("data: "):
-                        stream.events.append(json.loads(line[6:]))
-                        if "delta" in stream.events[-1]:
-                            dying.kill()
-                            break
-                parse_sse(lines, stream)
+            stream = stream_until_delta(server.url, LONG_QUESTION, dying.kill, timeout=120)
             snap = metrics(server.url)
         assert stream.terminal is not None
         assert stream.terminal["error"]["code"] == "upstream_interrupted"
