@@ -134,6 +134,24 @@ function rankMap(order) {
 }
 
 /** Keep at most `cap` passages per source until `topK`; fill from the skipped ones. */
+/** Reciprocal rank fusion (SPEC.md): each candidate's passage and page ranks, BM25 weighted by
+ * the lexical confidence ``c``, times its ``factor`` (authority, or 1 for the section both
+ * lists rank first). */
+export function fuse(candidates, { rb, rd, rpb, rpd }, c, cfg, sourceOf, factor) {
+  const { weights: w, rrf_k: k } = cfg;
+  const rrf = new Map();
+  for (const p of candidates) {
+    const s = sourceOf[p];
+    let value = 0;
+    if (rb.has(p)) value += (c * w.bm25) / (k + rb.get(p));
+    if (rd.has(p)) value += w.dense / (k + rd.get(p));
+    if (rpb.has(s)) value += (c * w.page_bm25) / (k + rpb.get(s));
+    if (rpd.has(s)) value += w.page_dense / (k + rpd.get(s));
+    rrf.set(p, value * factor(p));
+  }
+  return rrf;
+}
+
 export function diverseTop(order, sourceOf, topK, cap) {
   const kept = [];
   const skipped = [];
@@ -384,22 +402,12 @@ export class Index {
       const rd = rankMap(denseOrder);
       const rpb = rankMap(ranked(pageBm25, cfg.page_candidates, true, pageKeep));
       const rpd = rankMap(ranked(pageDense, cfg.page_candidates, false, pageKeep));
-      const w = cfg.weights;
-      const k = cfg.rrf_k;
       const c = this.lexicalConfidence(terms, bm25Order);
       const candidates = [...new Set([...bm25Order, ...denseOrder])];
-      const rrf = new Map();
       const about = this.sectionFirstInBoth(bm25Order, denseOrder);
-      for (const p of candidates) {
-        const s = this.sourceOf[p];
-        let value = 0;
-        if (rb.has(p)) value += (c * w.bm25) / (k + rb.get(p));
-        if (rd.has(p)) value += w.dense / (k + rd.get(p));
-        if (rpb.has(s)) value += (c * w.page_bm25) / (k + rpb.get(s));
-        if (rpd.has(s)) value += w.page_dense / (k + rpd.get(s));
-        const first = about !== null && this.passages[p].url === about;
-        rrf.set(p, first ? value : value * cfg.authority[this.artifact.sources[s].authority]);
-      }
+      const factor = (p) => (about !== null && this.passages[p].url === about
+        ? 1 : cfg.authority[this.artifact.sources[this.sourceOf[p]].authority]);
+      const rrf = fuse(candidates, { rb, rd, rpb, rpd }, c, cfg, this.sourceOf, factor);
       order = candidates.sort((a, b) => rrf.get(b) - rrf.get(a) || a - b);
       score = { get: (i) => rrf.get(i) };
     }

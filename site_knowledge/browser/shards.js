@@ -7,7 +7,7 @@
 
 import { SCHEMA, expandArtifact } from "./artifact.js";
 import { chars } from "./pystr.js";
-import { Index, TOKENIZER, accepts, decodeElsewhere, dequantize, diverseTop, dotRows, idf, meanUnitRows, ranked, tokenize } from "./retrieval.js";
+import { Index, TOKENIZER, accepts, decodeElsewhere, dequantize, diverseTop, dotRows, fuse, idf, meanUnitRows, ranked, tokenize } from "./retrieval.js";
 import { STEM, SiteWords, WORD, fold } from "./words.js";
 
 export const SHARDS_SCHEMA = "site-knowledge-shards/1";
@@ -339,7 +339,6 @@ export class ShardedIndex {
     const rd = rankMap(denseOrder);
     const rpb = rankMap(rankedKeys(this.lexicalScores(terms, postings, true), cfg.page_candidates, true, pageKeep));
     const rpd = rankMap(rankedKeys(pageDense, cfg.page_candidates, false, pageKeep));
-    const { weights: w, rrf_k: k } = cfg;
     const c = this.lexicalConfidence(terms, postings, bm25Order);
     const candidates = [...new Set([...bm25Order, ...denseOrder])];
     const factor = (p) => cfg.authority[this.authority.get(this.sourceOf[p]) ?? "prose"];
@@ -348,17 +347,8 @@ export class ShardedIndex {
       ? await this.passages([bm25Order[0], denseOrder[0], ...demoted]) : new Map();
     const firstUrl = (p) => urls.get(p)?.passage.url;
     const about = urls.size && firstUrl(bm25Order[0]) === firstUrl(denseOrder[0]) ? firstUrl(bm25Order[0]) : null;
-    const rrf = new Map();
-    for (const p of candidates) {
-      const s = this.sourceOf[p];
-      let value = 0;
-      if (rb.has(p)) value += (c * w.bm25) / (k + rb.get(p));
-      if (rd.has(p)) value += w.dense / (k + rd.get(p));
-      if (rpb.has(s)) value += (c * w.page_bm25) / (k + rpb.get(s));
-      if (rpd.has(s)) value += w.page_dense / (k + rpd.get(s));
-      const first = about !== null && firstUrl(p) === about;
-      rrf.set(p, first ? value : value * factor(p));
-    }
+    const weight = (p) => (about !== null && firstUrl(p) === about ? 1 : factor(p));
+    const rrf = fuse(candidates, { rb, rd, rpb, rpd }, c, cfg, this.sourceOf, weight);
     return [candidates.sort((a, b) => rrf.get(b) - rrf.get(a) || a - b), rrf];
   }
 
