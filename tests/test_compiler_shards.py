@@ -136,7 +136,7 @@ def test_the_box_searches_the_shards_as_it_searches_the_single_file(
 
 
 @pytest.mark.slow
-def test_a_corpus_built_sharded_gets_the_manifest_its_shards_and_the_single_file(
+def test_a_corpus_built_sharded_gets_its_shards_and_a_rebuild_copies_them_from_the_memo(
         tmp_path: Path) -> None:
     from evals.sites import SITES, build
 
@@ -149,3 +149,10 @@ def test_a_corpus_built_sharded_gets_the_manifest_its_shards_and_the_single_file
     assert {f"{SHARD_DIR}/{p.name}" for p in (assets / SHARD_DIR).iterdir()} == named
     page = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
     assert f'"artifact":"{MANIFEST_NAME}"' in page
+    shards = {p.name: p.read_bytes() for p in (assets / SHARD_DIR).iterdir()}
+    build(SITES["drf-docs"], tmp_path / "site", artifact="sharded")
+    again = json.loads((assets / MANIFEST_NAME).read_text(encoding="utf-8"))
+    rebuilt = json.loads((assets / "site-knowledge.json").read_text(encoding="utf-8"))
+    assert again["built_at"] == rebuilt["built_at"] != single["built_at"]
+    assert {**again, "built_at": ""} == {**manifest, "built_at": ""}
+    assert {p.name: p.read_bytes() for p in (assets / SHARD_DIR).iterdir()} == shards

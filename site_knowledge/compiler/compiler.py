@@ -85,6 +85,9 @@ class BuildReport:
     elsewhere_bytes: int
     seconds: float
     artifact_path: Path
+    memo_key: str = ""
+    """The whole-build memo's input key: what names this artifact's content."""
+    built_at: str = ""
 
 
 def check_site_url(url: str, where: str) -> None:
@@ -148,6 +151,7 @@ def compile_knowledge(pages: Sequence[PageInput], ontology_sources: Sequence[Sou
         artifact_bytes=artifact_bytes, vectors_bytes=len(sidecars.vectors),
         elsewhere_bytes=len(sidecars.elsewhere),
         seconds=time.perf_counter() - started, artifact_path=artifact_path,
+        memo_key=key, built_at=on_disk["built_at"],
     )
 
 

@@ -14,12 +14,13 @@ import hashlib
 import json
 import shutil
 from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from site_knowledge.compiler.model import BuildError
+from site_knowledge.compiler.shard_cache import ShardMemo
 from site_knowledge.compiler.writer import atomic_write
 from site_knowledge.retrieval.artifact_form import expand
 from site_knowledge.retrieval.tokenizer import indexed_text, tokenize
@@ -106,30 +107,45 @@ def shard_artifact(on_disk: dict[str, Any], vectors: bytes,
 
 def write_shards(on_disk: dict[str, Any], vectors: bytes, output_dir: Path,
                  sizes: ShardSizes = ShardSizes()) -> int:
-    """Write the shards, then the manifest by atomic rename, then remove stale shards.
-
-    A manifest in place keeps naming its own shards until the new one replaces it.
+    """Cut the shards and install them in ``output_dir`` (`install_shards`).
 
     Returns:
         The bytes written, manifest and shards together.
     """
-    manifest, files = shard_artifact(on_disk, vectors, sizes)
+    return install_shards(*shard_artifact(on_disk, vectors, sizes), output_dir)
+
+
+def install_shards(manifest: dict[str, Any], files: Mapping[str, bytes | Path],
+                   output_dir: Path) -> int:
+    """Write the shards (each given as its bytes or a file to copy), then the manifest by
+    atomic rename, then remove stale shards.
+
+    A manifest in place keeps naming its own shards until the new one replaces it.
+
+    Returns:
+        The bytes of the layout, manifest and shards together.
+    """
     folder = output_dir / SHARD_DIR
     folder.mkdir(parents=True, exist_ok=True)
+    size = 0
     for name, blob in files.items():
-        if not (output_dir / name).exists():
-            atomic_write(output_dir / name, blob)
+        target = output_dir / name
+        size += len(blob) if isinstance(blob, bytes) else blob.stat().st_size
+        if not target.exists():
+            atomic_write(target, blob if isinstance(blob, bytes) else blob.read_bytes())
     payload = _json(manifest)
     atomic_write(output_dir / MANIFEST_NAME, payload)
     for stale in folder.iterdir():
         if f"{SHARD_DIR}/{stale.name}" not in files:
             stale.unlink()
-    return len(payload) + sum(len(blob) for blob in files.values())
+    return len(payload) + size
 
 
-def write_layout(artifact_path: Path, sharded: bool, sizes: ShardSizes = ShardSizes()) -> int:
+def write_layout(artifact_path: Path, sharded: bool, sizes: ShardSizes = ShardSizes(),
+                 memo: ShardMemo | None = None) -> int:
     """Shard the artifact just written at ``artifact_path`` (with its vectors sidecar), or
-    remove the shards an earlier build left when the site is one file.
+    remove the shards an earlier build left when the site is one file. With ``memo``, shards
+    cut for the same artifact by an earlier build are copied instead of cut again.
 
     Returns:
         The bytes of the sharded layout, 0 for one file.
@@ -138,9 +154,16 @@ def write_layout(artifact_path: Path, sharded: bool, sizes: ShardSizes = ShardSi
     if not sharded:
         remove_shards(output_dir)
         return 0
+    variant = json.dumps([asdict(sizes), SHARDS_SCHEMA], sort_keys=True)
+    memoised = memo.load(variant) if memo is not None else None
+    if memoised is not None:
+        return install_shards(*memoised, output_dir)
     on_disk = json.loads(artifact_path.read_text(encoding="utf-8"))
     vectors = (output_dir / on_disk["vectors"]["file"]).read_bytes()
-    return write_shards(on_disk, vectors, output_dir, sizes)
+    manifest, files = shard_artifact(on_disk, vectors, sizes)
+    if memo is not None:
+        memo.store(variant, manifest, files)
+    return install_shards(manifest, files, output_dir)
 
 
 def remove_shards(output_dir: Path) -> None:

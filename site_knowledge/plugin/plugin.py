@@ -27,6 +27,7 @@ from site_knowledge.compiler.compiler import BuildReport, PageInput
 from site_knowledge.compiler.embed_cache import EmbeddingCache
 from site_knowledge.compiler.model import BuildError
 from site_knowledge.compiler.prefetch import EmbeddingPrefetch
+from site_knowledge.compiler.shard_cache import ShardMemo
 from site_knowledge.compiler.shards import write_layout
 from site_knowledge.embedding import Encoder
 from site_knowledge.plugin.gateways import loopback_warnings
@@ -152,8 +153,10 @@ class SiteKnowledgePlugin(BasePlugin[SiteKnowledgeOptions]):
         settings = site_settings(self.config, config.site_name, config.site_url, site_dir,
                                  theme_language(config.theme))
         try:
-            report = compile_site(self._pages, settings, self._embedding_cache(config))
-            write_layout(report.artifact_path, self._layout_sharded())
+            cache = self._embedding_cache(config)
+            report = compile_site(self._pages, settings, cache)
+            write_layout(report.artifact_path, self._layout_sharded(),
+                         memo=ShardMemo(cache.directory, report.memo_key, report.built_at))
         except BuildError as error:
             raise PluginError(f"site-knowledge: {error}") from None
         self.last_report = report
