@@ -25,18 +25,26 @@ def test_key_tells_list_items_from_parts():
     assert artifact_cache.input_key([page]) == artifact_cache.input_key((page,))
 
 
+def memo(n: int) -> artifact_cache.Memo:
+    return artifact_cache.Memo(b'{"n":%d}' % n, Sidecars(bytes([n]), bytes([n, n])), n, 2 * n)
+
+
 def test_store_load_and_prune(tmp_path):
     assert artifact_cache.load(tmp_path, "0" * 64) is None
     keys = [artifact_cache.input_key(n) for n in range(artifact_cache.KEEP + 2)]
     for n, key in enumerate(keys):
-        artifact_cache.store(tmp_path, key, {"n": n}, Sidecars(bytes([n]), bytes([n, n])))
+        artifact_cache.store(tmp_path, key, memo(n))
     assert len(list(tmp_path.glob("artifact-*.json"))) == artifact_cache.KEEP
     assert artifact_cache.load(tmp_path, keys[0]) is None
-    newest = keys[-1]
-    last = artifact_cache.KEEP + 1
-    expected = ({"n": last}, Sidecars(bytes([last]), bytes([last, last])))
-    assert artifact_cache.load(tmp_path, newest) == expected
-    assert len(list(tmp_path.glob("artifact-*"))) == 3 * artifact_cache.KEEP
+    assert artifact_cache.load(tmp_path, keys[-1]) == memo(artifact_cache.KEEP + 1)
+    assert len(list(tmp_path.glob("artifact-*"))) == len(artifact_cache.SUFFIXES) * artifact_cache.KEEP
+
+
+def test_an_entry_missing_a_file_is_no_memo(tmp_path):
+    key = artifact_cache.input_key("a build")
+    artifact_cache.store(tmp_path, key, memo(3))
+    next(tmp_path.glob("artifact-*.counts")).unlink()
+    assert artifact_cache.load(tmp_path, key) is None
 
 
 @pytest.mark.parametrize(("edited", "changes"), [("compiler/chunking.py", True),

@@ -88,7 +88,8 @@ def test_the_end_of_rendering_stops_the_worker_after_one_slice(tmp_path):
 
 def test_a_cache_that_holds_a_compile_result_does_not_prefetch(tmp_path):
     cache = EmbeddingCache(Encoder(), tmp_path / "cache")
-    artifact_cache.store(cache.directory, artifact_cache.input_key("a build"), {}, Sidecars(b"", b""))
+    artifact_cache.store(cache.directory, artifact_cache.input_key("a build"),
+                         artifact_cache.Memo(b"{}", Sidecars(b"", b""), 0, 0))
     assert EmbeddingPrefetch.start_if_cold(cache, 900) is None
 
 

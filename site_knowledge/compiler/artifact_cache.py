@@ -2,7 +2,8 @@
 
 A warm ``mkdocs build`` of an unchanged site then costs one hash over the inputs and one
 read, instead of re-chunking every page and re-calibrating the gate. The memo holds the
-artifact as written (compact and already validated), so a hit is not validated again.
+artifact's bytes as written (compact and already validated), so a hit is neither parsed nor
+validated again: only its build time is rewritten.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import asdict, astuple
+from dataclasses import asdict, astuple, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,17 @@ KEEP = 8
 PREFIX = "artifact-"
 SIDECARS = (".bin", ".elsewhere")
 """The memo's file suffixes for `Sidecars`' vectors and elsewhere, in field order."""
+SUFFIXES = (".json", *SIDECARS, ".counts")
+
+
+@dataclass(frozen=True)
+class Memo:
+    """A memoised compile result: the artifact's bytes, its sidecars and what it holds."""
+
+    payload: bytes
+    sidecars: Sidecars
+    sources: int
+    passages: int
 
 
 PACKAGE = Path(__file__).resolve().parents[1]
@@ -63,25 +75,27 @@ def has_entries(cache_dir: Path) -> bool:
     return any(cache_dir.glob(f"{PREFIX}*.json"))
 
 
-def load(cache_dir: Path, key: str) -> tuple[dict[str, Any], Sidecars] | None:
-    """The memoised document and sidecars for ``key``, or None."""
+def load(cache_dir: Path, key: str) -> Memo | None:
+    """The memoised compile result for ``key``, or None."""
     base = cache_dir / f"{PREFIX}{key[:32]}"
     try:
-        document = json.loads(base.with_suffix(".json").read_text(encoding="utf-8"))
+        payload = base.with_suffix(".json").read_bytes()
         sidecars = Sidecars(*(base.with_suffix(suffix).read_bytes() for suffix in SIDECARS))
-    except (OSError, ValueError):
+        counts = json.loads(base.with_suffix(".counts").read_text(encoding="utf-8"))
+        memo = Memo(payload, sidecars, int(counts["sources"]), int(counts["passages"]))
+    except (OSError, ValueError, KeyError, TypeError):
         return None
     os.utime(base.with_suffix(".json"))
-    return document, sidecars
+    return memo
 
 
-def store(cache_dir: Path, key: str, document: dict[str, Any], sidecars: Sidecars) -> None:
+def store(cache_dir: Path, key: str, memo: Memo) -> None:
     """Memoise a compile result; keep the most recently used few."""
     cache_dir.mkdir(parents=True, exist_ok=True)
     base = cache_dir / f"{PREFIX}{key[:32]}"
-    files = dict(zip(SIDECARS, astuple(sidecars), strict=True))
-    files[".json"] = json.dumps(document).encode("utf-8")
-    for suffix, data in files.items():
+    counts = json.dumps({"sources": memo.sources, "passages": memo.passages}).encode()
+    files = dict(zip(SUFFIXES, (memo.payload, *astuple(memo.sidecars), counts), strict=True))
+    for suffix, data in reversed(files.items()):
         partial = base.with_name(f"{base.name}.{os.getpid()}.tmp")
         partial.write_bytes(data)
         partial.replace(base.with_suffix(suffix))

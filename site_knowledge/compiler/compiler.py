@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -18,7 +18,13 @@ from site_knowledge.compiler.embed_cache import EmbeddingCache
 from site_knowledge.compiler.languages import main_language, page_languages
 from site_knowledge.compiler.model import ID_PATTERN, Authority, BuildError, Passage, Source
 from site_knowledge.compiler.section_cache import SectionCache
-from site_knowledge.compiler.writer import Sidecars, prepare_artifact, write_prepared
+from site_knowledge.compiler.writer import (
+    Sidecars,
+    prepare_artifact,
+    serialized,
+    with_built_at,
+    write_prepared,
+)
 from site_knowledge.embedding import DIMENSION, MAX_TOKENS, MODEL_NAME, WEIGHTS_PACKAGE
 from site_knowledge.progress import ProgressBar, track
 from site_knowledge.retrieval.artifact_form import SCHEMA_VERSION, passage_count, source_id_for
@@ -136,22 +142,25 @@ def compile_knowledge(pages: Sequence[PageInput], ontology_sources: Sequence[Sou
                                    options.language)
     memo = artifact_cache.load(cache.directory, key)
     if memo is not None:
-        on_disk, sidecars = memo
-        on_disk["built_at"] = _now()
+        built_at = _now()
+        memo = replace(memo, payload=with_built_at(memo.payload, built_at))
         embedded = 0
     else:
         document, sidecars, embedded = _compile(pages, ontology_sources, prompt, options, cache)
         on_disk = prepare_artifact(document, sidecars)
-        artifact_cache.store(cache.directory, key, on_disk, sidecars)
-    artifact_path, artifact_bytes = write_prepared(on_disk, sidecars, options.output_dir)
-    passages = passage_count(on_disk)
+        built_at = on_disk["built_at"]
+        memo = artifact_cache.Memo(serialized(on_disk), sidecars, len(on_disk["sources"]),
+                                   passage_count(on_disk))
+        artifact_cache.store(cache.directory, key, memo)
+    artifact_path, artifact_bytes = write_prepared(memo.payload, memo.sidecars,
+                                                   options.output_dir)
     return BuildReport(
-        sources=len(on_disk["sources"]), pages=len(pages), passages=passages,
-        embedded=embedded, cache_hits=passages - embedded,
-        artifact_bytes=artifact_bytes, vectors_bytes=len(sidecars.vectors),
-        elsewhere_bytes=len(sidecars.elsewhere),
+        sources=memo.sources, pages=len(pages), passages=memo.passages,
+        embedded=embedded, cache_hits=memo.passages - embedded,
+        artifact_bytes=artifact_bytes, vectors_bytes=len(memo.sidecars.vectors),
+        elsewhere_bytes=len(memo.sidecars.elsewhere),
         seconds=time.perf_counter() - started, artifact_path=artifact_path,
-        memo_key=key, built_at=on_disk["built_at"],
+        memo_key=key, built_at=built_at,
     )
 
 

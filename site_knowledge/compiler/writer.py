@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,10 +26,15 @@ class Sidecars:
     vectors: bytes
     elsewhere: bytes
 
-    def named(self, on_disk: dict[str, Any]) -> dict[str, bytes]:
-        """Each sidecar under the file name the compact document gives it."""
-        return {on_disk["vectors"]["file"]: self.vectors,
-                on_disk["gate"]["elsewhere"]["file"]: self.elsewhere}
+    def named(self) -> dict[str, bytes]:
+        """Each sidecar under its file name, which carries its content hash."""
+        return {sidecar_name(self.vectors, "vectors"): self.vectors,
+                sidecar_name(self.elsewhere, "elsewhere"): self.elsewhere}
+
+
+def sidecar_name(blob: bytes, kind: str) -> str:
+    """The file name the artifact gives a sidecar of ``kind``: named by its content."""
+    return f"{SIDECAR_PREFIX}{hashlib.sha256(blob).hexdigest()[:16]}.{kind}{SIDECAR_SUFFIX}"
 
 
 def write_artifact(document: dict[str, Any], sidecars: Sidecars, output_dir: Path) -> tuple[Path, int]:
@@ -40,7 +46,7 @@ def write_artifact(document: dict[str, Any], sidecars: Sidecars, output_dir: Pat
     Raises:
         BuildError: the document does not validate; nothing is written.
     """
-    return write_prepared(prepare_artifact(document, sidecars), sidecars, output_dir)
+    return write_prepared(serialized(prepare_artifact(document, sidecars)), sidecars, output_dir)
 
 
 def prepare_artifact(document: dict[str, Any], sidecars: Sidecars) -> dict[str, Any]:
@@ -51,9 +57,8 @@ def prepare_artifact(document: dict[str, Any], sidecars: Sidecars) -> dict[str, 
     """
     for entry, blob, kind in ((document["vectors"], sidecars.vectors, "vectors"),
                               (document["gate"]["elsewhere"], sidecars.elsewhere, "elsewhere")):
-        digest = hashlib.sha256(blob).hexdigest()
-        entry["file"] = f"{SIDECAR_PREFIX}{digest[:16]}.{kind}{SIDECAR_SUFFIX}"
-        entry["sha256"] = digest
+        entry["file"] = sidecar_name(blob, kind)
+        entry["sha256"] = hashlib.sha256(blob).hexdigest()
     try:
         on_disk = compact(document)
         validate_artifact(on_disk)
@@ -62,8 +67,22 @@ def prepare_artifact(document: dict[str, Any], sidecars: Sidecars) -> dict[str, 
     return on_disk
 
 
-def write_prepared(on_disk: dict[str, Any], sidecars: Sidecars, output_dir: Path) -> tuple[Path, int]:
-    """Write ``site-knowledge.json`` from :func:`prepare_artifact`'s result, and its sidecars.
+def serialized(on_disk: dict[str, Any]) -> bytes:
+    """``site-knowledge.json``'s bytes for a document in the compact form."""
+    return json.dumps(on_disk, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+BUILT_AT = re.compile(rb'"built_at":"[^"]*"')
+
+
+def with_built_at(payload: bytes, built_at: str) -> bytes:
+    """The serialized artifact with another build time: the first ``"built_at"`` key is the
+    document's own (a passage's text is escaped inside a string and cannot match)."""
+    return BUILT_AT.sub(f'"built_at":"{built_at}"'.encode(), payload, count=1)
+
+
+def write_prepared(payload: bytes, sidecars: Sidecars, output_dir: Path) -> tuple[Path, int]:
+    """Write ``site-knowledge.json`` (``payload``, `serialized`) and its sidecars.
 
     The sidecars' names carry their hashes, so a JSON already in place keeps pointing at its
     own sidecars until the new JSON replaces it by an atomic rename; an interrupted write
@@ -72,8 +91,7 @@ def write_prepared(on_disk: dict[str, Any], sidecars: Sidecars, output_dir: Path
     Returns:
         The artifact's path and its size in bytes.
     """
-    named = sidecars.named(on_disk)
-    payload = json.dumps(on_disk, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    named = sidecars.named()
     output_dir.mkdir(parents=True, exist_ok=True)
     for name, blob in named.items():
         atomic_write(output_dir / name, blob)

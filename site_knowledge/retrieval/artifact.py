@@ -34,6 +34,17 @@ def artifact_schema() -> dict[str, Any]:
     return schema
 
 
+@cache
+def _schema_validator() -> Any:
+    """The artifact schema's validator, its schema checked once (jsonschema loads here: a
+    warm build never validates)."""
+    import jsonschema
+
+    validator = jsonschema.validators.validator_for(artifact_schema())
+    validator.check_schema(artifact_schema())
+    return validator(artifact_schema())
+
+
 def validate_artifact(document: dict[str, Any]) -> dict[str, Any]:
     """Check a document in the compact form and return it expanded for readers.
 
@@ -54,13 +65,12 @@ def validate_artifact(document: dict[str, Any]) -> dict[str, Any]:
     if tokenizer in OLDER_TOKENIZERS:
         raise ArtifactError(f"artifact tokenizer {tokenizer} is older than this reader's "
                             f"{TOKENIZER_VERSION}: rebuild the site (mkdocs build) to update it")
-    import jsonschema  # loaded when a document is validated: a warm build never validates
+    from jsonschema.exceptions import best_match
 
-    try:
-        jsonschema.validate(document, artifact_schema())
-    except jsonschema.ValidationError as error:
+    error = best_match(_schema_validator().iter_errors(document))
+    if error is not None:
         where = "/".join(str(part) for part in error.absolute_path) or "(root)"
-        raise ArtifactError(f"artifact invalid at {where}: {error.message[:300]}") from None
+        raise ArtifactError(f"artifact invalid at {where}: {error.message[:300]}")
     try:
         expanded = expand(document)
     except FormError as error:

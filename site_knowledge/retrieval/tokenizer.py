@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Collection
@@ -60,14 +61,23 @@ def tokenize(text: str, stopwords: Collection[str] = frozenset(STOPWORDS)) -> li
     Returns:
         The tokens in order, repeats kept.
     """
+    dropped = stopwords if isinstance(stopwords, frozenset) else frozenset(stopwords)
     tokens: list[str] = []
     for run in WORD.findall(unicodedata.normalize("NFKC", text).lower()):
-        for index, part in enumerate(CJK.split(run)):
-            if index % 2:
-                tokens.extend(bigrams(part))
-            elif part and part not in stopwords and (len(part) > 1 or part.isdigit()):
-                tokens.append(fold_plural(part))
+        tokens.extend(_run_tokens(run, dropped))
     return tokens
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _run_tokens(run: str, stopwords: frozenset[str]) -> tuple[str, ...]:
+    """The tokens of one run of word characters (memoised: a site repeats its words)."""
+    tokens: list[str] = []
+    for index, part in enumerate(CJK.split(run)):
+        if index % 2:
+            tokens.extend(bigrams(part))
+        elif part and part not in stopwords and (len(part) > 1 or part.isdigit()):
+            tokens.append(fold_plural(part))
+    return tuple(tokens)
 
 
 def indexed_text(title: str, heading: str, text: str) -> str:
