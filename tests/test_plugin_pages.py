@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from mkdocs.utils.meta import get_data
 
 from site_knowledge.compiler.model import BuildError
 from site_knowledge.plugin.pages import (
@@ -22,6 +23,15 @@ def test_front_matter_and_opt_out_forms() -> None:
     assert page_opt_out(meta, "chat") and not page_opt_out(meta, "index")
     assert page_opt_out({"site_knowledge": False}, "index")
     assert not page_opt_out({}, "chat")
+
+
+@pytest.mark.parametrize("raw", [
+    "---\ntitle: T\ndate: 2026-12-05\n---\n\n\n# H\n", "---\n---\n# H\n", "---\n\n---\n# H\n",
+    "# No front matter\n", "Title: MultiMarkdown\nAuthor: A\n\n# H\n", "\ufeff---\na: 1\n---\nx\r\ny\r\n",
+])
+def test_markdown_and_meta_are_what_mkdocs_reads(raw: str) -> None:
+    text = raw.lstrip("\ufeff").replace("\r\n", "\n")
+    assert read_page_source(raw.encode("utf-8"), "a.md") == get_data(text)
 
 
 @pytest.mark.parametrize(("raw", "message"), [

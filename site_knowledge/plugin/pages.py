@@ -52,8 +52,11 @@ def read_page_source(raw: bytes, where: str) -> tuple[str, dict[str, Any]]:
             at = f" at line {mark.line + 2}" if mark is not None else ""
             problem = getattr(error, "problem", None) or "invalid YAML"
             raise BuildError(where, f"malformed front matter{at}: {problem}") from None
-        if data is not None and not isinstance(data, dict):
+        if data is None:
+            return text, {}
+        if not isinstance(data, dict):
             raise BuildError(where, "front matter is not a mapping")
+        return text[match.end():].lstrip("\n"), data
     return get_data(text)
 
 
