@@ -27,7 +27,8 @@ def test_front_matter_and_opt_out_forms() -> None:
 
 @pytest.mark.parametrize("raw", [
     "---\ntitle: T\ndate: 2026-12-05\n---\n\n\n# H\n", "---\n---\n# H\n", "---\n\n---\n# H\n",
-    "# No front matter\n", "Title: MultiMarkdown\nAuthor: A\n\n# H\n", "\ufeff---\na: 1\n---\nx\r\ny\r\n",
+    "# No front matter\n", "---\n{}\n---\n# H\n", "Title: MultiMarkdown\nAuthor: A\n\n# H\n",
+    "\ufeff---\na: 1\n---\nx\r\ny\r\n",
 ])
 def test_markdown_and_meta_are_what_mkdocs_reads(raw: str) -> None:
     text = raw.lstrip("\ufeff").replace("\r\n", "\n")

@@ -10,6 +10,7 @@ page's ``authority`` (``fiction`` for jokes and what-ifs).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Literal, cast
 
 import yaml
@@ -25,9 +26,7 @@ OPT_OUT_KEY = "site_knowledge"
 
 def read_page_source(raw: bytes, where: str) -> tuple[str, dict[str, Any]]:
     """A page's Markdown and front matter, as MkDocs reads them (text mode: any line ending
-    becomes ``\\n``), or a clear error.
-
-    MkDocs silently publishes bad front matter as text; here it fails, naming the file.
+    becomes ``\\n``), or a clear error (`check_page_source`).
 
     Args:
         raw: the source file's bytes.
@@ -39,25 +38,49 @@ def read_page_source(raw: bytes, where: str) -> tuple[str, dict[str, Any]]:
     Raises:
         BuildError: bytes that are not UTF-8, front matter that is not YAML or not a mapping.
     """
+    text, front = check_page_source(raw, where)
+    if front is None:
+        return get_data(text)
+    if front.data is None:
+        return text, {}
+    return text[front.end:].lstrip("\n"), front.data
+
+
+@dataclass(frozen=True)
+class FrontMatter:
+    """A page's YAML front matter: what it holds (None when it is empty) and where the
+    Markdown starts."""
+
+    data: dict[str, Any] | None
+    end: int
+
+
+def check_page_source(raw: bytes, where: str) -> tuple[str, FrontMatter | None]:
+    """A page's text, and its YAML front matter if it opens with one, or a clear error.
+
+    MkDocs silently publishes bad front matter as text; here it fails, naming the file.
+
+    Raises:
+        BuildError: bytes that are not UTF-8, front matter that is not YAML or not a mapping.
+    """
     try:
         text = raw.decode("utf-8-sig").replace("\r\n", "\n").replace("\r", "\n")
     except UnicodeDecodeError as error:
         line = raw[: error.start].count(b"\n") + 1
         raise BuildError(where, f"not UTF-8 (byte {error.start}, line {line})") from None
-    if match := YAML_RE.match(text):
-        try:
-            data = yaml.safe_load(match.group(1))
-        except yaml.YAMLError as error:
-            mark = getattr(error, "problem_mark", None)
-            at = f" at line {mark.line + 2}" if mark is not None else ""
-            problem = getattr(error, "problem", None) or "invalid YAML"
-            raise BuildError(where, f"malformed front matter{at}: {problem}") from None
-        if data is None:
-            return text, {}
-        if not isinstance(data, dict):
-            raise BuildError(where, "front matter is not a mapping")
-        return text[match.end():].lstrip("\n"), data
-    return get_data(text)
+    match = YAML_RE.match(text)
+    if match is None:
+        return text, None
+    try:
+        data = yaml.safe_load(match.group(1))
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        at = f" at line {mark.line + 2}" if mark is not None else ""
+        problem = getattr(error, "problem", None) or "invalid YAML"
+        raise BuildError(where, f"malformed front matter{at}: {problem}") from None
+    if data is not None and not isinstance(data, dict):
+        raise BuildError(where, "front matter is not a mapping")
+    return text, FrontMatter(data, match.end())
 
 
 def is_draft(meta: Mapping[str, Any]) -> bool:

@@ -38,10 +38,10 @@ from site_knowledge.plugin.options import (
     site_settings,
 )
 from site_knowledge.plugin.pages import (
+    check_page_source,
     is_draft,
     page_input,
     page_opt_out,
-    read_page_source,
     theme_language,
 )
 
@@ -111,7 +111,7 @@ class SiteKnowledgePlugin(BasePlugin[SiteKnowledgeOptions]):
         if not self.config.enabled or page.file.abs_src_path is None:
             return None
         try:
-            read_page_source(Path(page.file.abs_src_path).read_bytes(), page.file.src_uri)
+            check_page_source(Path(page.file.abs_src_path).read_bytes(), page.file.src_uri)
         except BuildError as error:
             raise PluginError(f"site-knowledge: {error}") from None
         return None
