@@ -88,11 +88,6 @@ SCRIPTS: dict[str, list[bytes]] = {
     # An invented amount: what a small model says to a salary question (grounding's input).
     "invented": [_chunk("Teo earns 190 euros"), _chunk(" a month."), _chunk(None, "stop"),
                  b"data: [DONE]\n\n"],
-    # Excerpt numbers where the answer belongs, as small models write them, then the second
-    # try that writes the answer (restate's input).
-    "stand_in": [_chunk("Teo built slotmeter at [1]."), _chunk(None, "stop"), b"data: [DONE]\n\n"],
-    "restated": [_chunk("Teo built slotmeter at Fennec Systems in Vienna [1]."),
-                 _chunk(None, "stop"), b"data: [DONE]\n\n"],
     # A model that declines although its excerpts hold the answer (grounding's input).
     "declines": [_chunk("The site does not mention"), _chunk(" what slotmeter is."),
                  _chunk(None, "stop"), b"data: [DONE]\n\n"],
@@ -169,8 +164,6 @@ class ScriptedUpstream:
         self.mode = "ok"
         self.script: list[bytes] | None = None
         """Played instead of ``SCRIPTS[mode]`` when set (the fuzz test's generated replies)."""
-        self.queue: list[list[bytes] | Response] = []
-        """Played first, one per answer request, in order (a reply or a whole response)."""
         self.route_mode = "malformed_json"
         self.check_mode = "does_not_answer"
         self.rewrite_mode = "kestrel"
@@ -218,16 +211,10 @@ class ScriptedUpstream:
         if self.mode == "busy503":
             return JSONResponse({"error": "no slot"}, status_code=503)
         schema = self.requests[-1].get("response_format", {}).get("json_schema", {})
-        played = SCRIPTS[self.mode] if self.script is None else self.script
-        if self.queue and not schema:
-            queued = self.queue.pop(0)
-            if isinstance(queued, Response):
-                return queued
-            played = queued
         script = {"route": ROUTE_SCRIPTS[self.route_mode],
                   "check": ROUTE_SCRIPTS[self.check_mode],
                   "question": REWRITE_SCRIPTS[self.rewrite_mode]}.get(
-            schema.get("name"), played)
+            schema.get("name"), SCRIPTS[self.mode] if self.script is None else self.script)
 
         async def body() -> Iterator[bytes]:  # type: ignore[misc]
             for part in script:

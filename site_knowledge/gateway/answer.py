@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from site_knowledge.grounding import Grounded, Passage
 from site_knowledge.retrieval.index import refers_back
 
-from . import followup, prompt, restate, routing
+from . import followup, prompt, routing
 from .admission import QueueClosed, QueueTimeout, Ticket
 from .metrics import Sample
 from .pacing import DeadlinePassed, once, paced
@@ -148,23 +148,6 @@ async def stream_answer(gateway: Gateway, messages: Messages, run: Run) -> Async
                 yield event({"delta": item.text})
             else:
                 run.finish = item
-
-
-async def restated(gateway: Gateway, run: Run) -> AsyncIterator[bytes]:
-    """The second try of :mod:`restate`, not streamed: heartbeats while it runs. ``run``'s
-    text and finish become the second answer's, or stay the first's when the upstream fails
-    or the deadline passes."""
-    first, finish = run.text, run.finish
-    messages = restate.retry_messages(assembled(run).messages, first)
-    run.text, run.finish = "", None
-    gateway.metrics.restatements += 1
-    try:
-        async for part in stream_answer(gateway, messages, run):
-            if part == HEARTBEAT:
-                yield part
-        finished(run)
-    except (UpstreamFailure, UpstreamUnavailable, DeadlinePassed):
-        run.text, run.finish = first, finish
 
 
 def assembled(run: Run) -> Prompt:
@@ -383,11 +366,6 @@ async def answer(gateway: Gateway, ticket: Ticket, ask: AskRequest, hits: Sequen
             yield delta
         reason = finished(run).reason
         grounded = settle(gateway, read.question, run)
-        if restate.wanted(grounded):
-            async for beat in restated(gateway, run):
-                yield beat
-            reason = finished(run).reason
-            grounded = replace(settle(gateway, read.question, run), changed=True)
         run.outcome = ("declined" if grounded.declined else "completed" if reason == "stop"
                        else "truncated")
         run.text = grounded.text

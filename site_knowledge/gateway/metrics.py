@@ -64,8 +64,6 @@ class Metrics:
         self.samples: deque[Sample] = deque(maxlen=max_samples)
         self.upstream_requests = 0
         self.upstream_failovers = 0
-        self.restatements = 0
-        """Second tries for an answer whose markers stood in for its words (`restate`)."""
         self.queue_left = 0
         self.prompt_tokens = 0
         self.output_tokens = 0
@@ -157,8 +155,7 @@ class Metrics:
             "ttft_ms": {"p50": percentile(series("ttft_ms"), 0.5),
                         "p95": percentile(series("ttft_ms"), 0.95)},
             "decode_tokens_per_s": {"p50": percentile(series("decode_tps"), 0.5)},
-            "upstream": {"requests": self.upstream_requests, "failovers": self.upstream_failovers,
-                         "restatements": self.restatements},
+            "upstream": {"requests": self.upstream_requests, "failovers": self.upstream_failovers},
             "routing": self.routing(),
             "followups": self.rewrites(),
         }
