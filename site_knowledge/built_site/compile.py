@@ -26,7 +26,7 @@ from site_knowledge.compiler.embed_cache import EmbeddingCache
 from site_knowledge.compiler.model import BuildError
 from site_knowledge.embedding import Encoder
 from site_knowledge.plugin.gateways import loopback_warnings
-from site_knowledge.plugin.options import browser_options, site_settings
+from site_knowledge.plugin.options import browser_options, sharded_layout, site_settings
 from site_knowledge.plugin.pages import page_input, page_opt_out, theme_language
 
 # Pages a theme renders from its static_templates (search.html: the search plugin adds it),
@@ -102,7 +102,7 @@ def _launcher_pages(sources: SiteSources, pages: dict[str, Path]) -> Iterator[tu
 
 
 def _install_chat_box(config: SiteConfig, sources: SiteSources, pages: dict[str, Path],
-                      site_dir: Path, result: CompileResult) -> None:
+                      site_dir: Path, result: CompileResult, sharded: bool) -> None:
     from site_knowledge.browser.assets import (
         inject_launcher,
         install_browser_assets,
@@ -110,7 +110,7 @@ def _install_chat_box(config: SiteConfig, sources: SiteSources, pages: dict[str,
     )
 
     options = config.options
-    chat = browser_options(options)
+    chat = browser_options(options, sharded)
     result.asset_bytes = install_browser_assets(site_dir, options.output_dir, chat)
     for rel, path, keep in _launcher_pages(sources, pages):
         before = _read(path, site_dir)
@@ -152,7 +152,8 @@ def compile_built_site(site_dir: Path, config_file: Path, rule: ContentRule = TH
     if cache is None:
         cache = EmbeddingCache(Encoder(), embedding_cache_dir(config_file.parent, options.cache_dir))
     warnings = [*loopback_warnings(config.mkdocs.site_url, options.gateways), *missing]
-    result = CompileResult(compile_site(inputs, settings, cache), warnings=warnings)
+    sharded = sharded_layout(options, sum(len(page.html) for page in inputs))
+    result = CompileResult(compile_site(inputs, settings, cache, sharded), warnings=warnings)
     if options.chat:
-        _install_chat_box(config, sources, pages, site_dir, result)
+        _install_chat_box(config, sources, pages, site_dir, result, sharded)
     return result

@@ -32,6 +32,8 @@ from site_knowledge.compiler.prompt import (
     render_site_prompt,
     render_system_prompt,
 )
+from site_knowledge.compiler.shard_cache import ShardMemo
+from site_knowledge.compiler.shards import write_layout
 from site_knowledge.embedding import default_cache_dir
 
 
@@ -90,9 +92,11 @@ def embedding_cache_dir(config_dir: Path, configured: str | None) -> Path:
     return config_dir / configured if configured else default_cache_dir()
 
 
-def compile_site(pages: Sequence[PageInput], settings: SiteSettings,
-                 cache: EmbeddingCache) -> BuildReport:
-    """Assemble the inputs for ``settings`` and compile ``pages`` into the artifact.
+def compile_site(pages: Sequence[PageInput], settings: SiteSettings, cache: EmbeddingCache,
+                 sharded: bool = False) -> BuildReport:
+    """Assemble the inputs for ``settings``, compile ``pages`` into the artifact and lay it
+    out: its shards beside it when ``sharded`` (copied from the shards memo when an earlier
+    build cut them for the same artifact), none otherwise.
 
     Raises:
         BuildError: a bad ontology or page, naming the file; nothing is written then.
@@ -101,7 +105,10 @@ def compile_site(pages: Sequence[PageInput], settings: SiteSettings,
     options = BuildOptions(site_name=settings.site_name, site_url=settings.site_url,
                            output_dir=settings.output_dir, chunk_size=settings.chunk_size,
                            budgets=merged_budgets(settings.budgets), language=settings.language)
-    return compile_knowledge(pages, sources, prompt, options, cache)
+    report = compile_knowledge(pages, sources, prompt, options, cache)
+    write_layout(report.artifact_path, sharded,
+                 memo=ShardMemo(cache.directory, report.memo_key, report.built_at))
+    return report
 
 
 def summary(report: BuildReport, asset_bytes: int) -> str:

@@ -27,8 +27,6 @@ from site_knowledge.compiler.compiler import BuildReport, PageInput
 from site_knowledge.compiler.embed_cache import EmbeddingCache
 from site_knowledge.compiler.model import BuildError
 from site_knowledge.compiler.prefetch import EmbeddingPrefetch
-from site_knowledge.compiler.shard_cache import ShardMemo
-from site_knowledge.compiler.shards import write_layout
 from site_knowledge.embedding import Encoder
 from site_knowledge.plugin.gateways import loopback_warnings
 from site_knowledge.plugin.options import (
@@ -153,10 +151,8 @@ class SiteKnowledgePlugin(BasePlugin[SiteKnowledgeOptions]):
         settings = site_settings(self.config, config.site_name, config.site_url, site_dir,
                                  theme_language(config.theme))
         try:
-            cache = self._embedding_cache(config)
-            report = compile_site(self._pages, settings, cache)
-            write_layout(report.artifact_path, self._layout_sharded(),
-                         memo=ShardMemo(cache.directory, report.memo_key, report.built_at))
+            report = compile_site(self._pages, settings, self._embedding_cache(config),
+                                  self._layout_sharded())
         except BuildError as error:
             raise PluginError(f"site-knowledge: {error}") from None
         self.last_report = report
