@@ -79,3 +79,18 @@ def test_rank_bm25_okapi_idf_fails_where_ours_stays_positive(corpus):
     frequency = ours.document_frequency(common)
     assert frequency * 2 >= ours.size, "the shared corpus has a term in half its passages"
     assert _okapi_idf(ours.size, frequency) <= 0 < ours.idf(frequency)
+
+
+@pytest.mark.parametrize("documents", [[], [[]], [[], []]], ids=["none", "one empty", "two empty"])
+def test_a_corpus_without_terms_scores_nothing(documents: list[list[str]]) -> None:
+    index = BM25(documents, 1.2, 0.75)
+    assert index.vocabulary() == frozenset() and index.document_frequency("x") == 0
+    assert index.scores(["x"]).tolist() == [0.0] * len(documents)
+    assert index.coverage(["x"]) == 0.0
+
+
+def test_postings_list_each_document_once_in_order_with_its_count() -> None:
+    index = BM25([["a", "b", "a"], [], ["b"], ["a", "a", "a"]], 1.2, 0.75)
+    assert index.document_frequency("a") == 2 and index.document_frequency("b") == 2
+    scores = index.scores(["a"])
+    assert scores[1] == scores[2] == 0.0 and scores[3] > scores[0] > 0.0

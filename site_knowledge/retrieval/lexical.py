@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Collection, Sequence
+from itertools import chain
 
 import numpy as np
 import numpy.typing as npt
@@ -21,21 +21,29 @@ class BM25:
 
     def __init__(self, documents: Sequence[Sequence[str]], k1: float, b: float) -> None:
         self.size = len(documents)
-        lengths = np.array([len(doc) for doc in documents], dtype=np.float64)
+        counts = np.fromiter((len(doc) for doc in documents), dtype=np.int64, count=self.size)
+        lengths = counts.astype(np.float64)
         average = float(lengths.mean()) if self.size and lengths.sum() else 1.0
         norm = k1 * (1.0 - b + b * lengths / average)
-        postings: dict[str, tuple[list[int], list[int]]] = {}
-        for index, doc in enumerate(documents):
-            for term, count in Counter(doc).items():
-                rows, counts = postings.setdefault(term, ([], []))
-                rows.append(index)
-                counts.append(count)
         self._postings: dict[str, tuple[npt.NDArray[np.int64], FloatArray]] = {}
-        for term, (rows, counts) in postings.items():
-            row_array = np.array(rows, dtype=np.int64)
-            tf = np.array(counts, dtype=np.float64)
-            impact = tf * (k1 + 1.0) / (tf + norm[row_array])
-            self._postings[term] = (row_array, impact * self.idf(len(rows)))
+        names = list(dict.fromkeys(chain.from_iterable(documents)))
+        if not names:
+            return
+        vocabulary = {term: index for index, term in enumerate(names)}
+        term_ids = np.fromiter(map(vocabulary.__getitem__, chain.from_iterable(documents)),
+                               dtype=np.int64, count=int(counts.sum()))
+        # Each (term, document) pair once, with its count, sorted by term then document.
+        pairs, tf_counts = np.unique(term_ids * self.size + np.repeat(np.arange(self.size), counts),
+                                     return_counts=True)
+        terms, rows = np.divmod(pairs, self.size)
+        starts = np.flatnonzero(np.r_[True, terms[1:] != terms[:-1]])
+        frequencies = np.diff(np.r_[starts, len(terms)])
+        idf = np.array([self.idf(int(n)) for n in frequencies])
+        tf = tf_counts.astype(np.float64)
+        weights = tf * (k1 + 1.0) / (tf + norm[rows]) * np.repeat(idf, frequencies)
+        for start, frequency in zip(starts.tolist(), frequencies.tolist(), strict=True):
+            end = start + frequency
+            self._postings[names[terms[start]]] = (rows[start:end], weights[start:end])
 
     def idf(self, document_frequency: int) -> float:
         """``ln(1 + (N - n + 0.5) / (n + 0.5))``: positive for every n."""
