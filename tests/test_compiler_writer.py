@@ -21,6 +21,8 @@ def test_sidecars_are_named_by_their_content_as_the_fixture_names_them() -> None
     on_disk = json.loads((FIXTURE / "site-knowledge.json").read_text(encoding="utf-8"))
     vectors = (FIXTURE / on_disk["vectors"]["file"]).read_bytes()
     elsewhere = (FIXTURE / on_disk["gate"]["elsewhere"]["file"]).read_bytes()
-    assert sidecar_name(vectors, "vectors") == on_disk["vectors"]["file"]
-    assert set(Sidecars(vectors, elsewhere).named()) == {on_disk["vectors"]["file"],
-                                                         on_disk["gate"]["elsewhere"]["file"]}
+    sidecars = Sidecars(vectors, elsewhere)
+    assert sidecars.digests["vectors"] == on_disk["vectors"]["sha256"]
+    assert sidecar_name(sidecars.digests["vectors"], "vectors") == on_disk["vectors"]["file"]
+    assert set(sidecars.named()) == {on_disk["vectors"]["file"],
+                                     on_disk["gate"]["elsewhere"]["file"]}

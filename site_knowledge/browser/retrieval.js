@@ -133,7 +133,6 @@ function rankMap(order) {
   return map;
 }
 
-/** Keep at most `cap` passages per source until `topK`; fill from the skipped ones. */
 /** Reciprocal rank fusion (SPEC.md): each candidate's passage and page ranks, BM25 weighted by
  * the lexical confidence ``c``, times its ``factor`` (authority, or 1 for the section both
  * lists rank first). */
@@ -152,6 +151,7 @@ export function fuse(candidates, { rb, rd, rpb, rpd }, c, cfg, sourceOf, factor)
   return rrf;
 }
 
+/** Keep at most `cap` passages per source until `topK`; fill from the skipped ones. */
 export function diverseTop(order, sourceOf, topK, cap) {
   const kept = [];
   const skipped = [];

@@ -105,16 +105,6 @@ def shard_artifact(on_disk: dict[str, Any], vectors: bytes,
     return manifest, files
 
 
-def write_shards(on_disk: dict[str, Any], vectors: bytes, output_dir: Path,
-                 sizes: ShardSizes = ShardSizes()) -> int:
-    """Cut the shards and install them in ``output_dir`` (`install_shards`).
-
-    Returns:
-        The bytes written, manifest and shards together.
-    """
-    return install_shards(*shard_artifact(on_disk, vectors, sizes), output_dir)
-
-
 def install_shards(manifest: dict[str, Any], files: Mapping[str, bytes | Path],
                    output_dir: Path) -> int:
     """Write the shards (each given as its bytes or a file to copy), then the manifest by

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -26,15 +27,21 @@ class Sidecars:
     vectors: bytes
     elsewhere: bytes
 
+    @functools.cached_property
+    def digests(self) -> dict[str, str]:
+        """Each sidecar's SHA-256 by its kind (``vectors``, ``elsewhere``), hashed once."""
+        return {"vectors": hashlib.sha256(self.vectors).hexdigest(),
+                "elsewhere": hashlib.sha256(self.elsewhere).hexdigest()}
+
     def named(self) -> dict[str, bytes]:
         """Each sidecar under its file name, which carries its content hash."""
-        return {sidecar_name(self.vectors, "vectors"): self.vectors,
-                sidecar_name(self.elsewhere, "elsewhere"): self.elsewhere}
+        return {sidecar_name(self.digests["vectors"], "vectors"): self.vectors,
+                sidecar_name(self.digests["elsewhere"], "elsewhere"): self.elsewhere}
 
 
-def sidecar_name(blob: bytes, kind: str) -> str:
-    """The file name the artifact gives a sidecar of ``kind``: named by its content."""
-    return f"{SIDECAR_PREFIX}{hashlib.sha256(blob).hexdigest()[:16]}.{kind}{SIDECAR_SUFFIX}"
+def sidecar_name(digest: str, kind: str) -> str:
+    """The file name the artifact gives a sidecar of ``kind`` whose SHA-256 is ``digest``."""
+    return f"{SIDECAR_PREFIX}{digest[:16]}.{kind}{SIDECAR_SUFFIX}"
 
 
 def write_artifact(document: dict[str, Any], sidecars: Sidecars, output_dir: Path) -> tuple[Path, int]:
@@ -55,10 +62,10 @@ def prepare_artifact(document: dict[str, Any], sidecars: Sidecars) -> dict[str, 
     Raises:
         BuildError: the document does not validate or cannot be written compactly.
     """
-    for entry, blob, kind in ((document["vectors"], sidecars.vectors, "vectors"),
-                              (document["gate"]["elsewhere"], sidecars.elsewhere, "elsewhere")):
-        entry["file"] = sidecar_name(blob, kind)
-        entry["sha256"] = hashlib.sha256(blob).hexdigest()
+    for entry, kind in ((document["vectors"], "vectors"),
+                        (document["gate"]["elsewhere"], "elsewhere")):
+        entry["file"] = sidecar_name(sidecars.digests[kind], kind)
+        entry["sha256"] = sidecars.digests[kind]
     try:
         on_disk = compact(document)
         validate_artifact(on_disk)
