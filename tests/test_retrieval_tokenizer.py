@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 from site_knowledge.retrieval.lexical import BM25
@@ -49,3 +50,14 @@ def test_text_without_cjk_keeps_every_token_of_sk_words_1():
     text = "Racks' policies: the analyses of Zürich's buses, v4.2 and snake_case"
     assert tokenize(text) == ["rack", "policy", "analyse", "zürich", "buse", "v4", "2",
                               "snake", "case"]
+
+
+def test_ascii_text_splits_as_the_unicode_rule_does():
+    """ASCII text takes a faster path; a no-break space (not a word character, not ASCII)
+    sends the same text down the Unicode path, which must give the same tokens."""
+    rng = random.Random(7)
+    every_ascii = "".join(chr(code) for code in range(128))
+    texts = [every_ascii, "Set RETRY_ON=5 in v2.3.1 (see `docs_reader`), 1st-class C++ APIs!"]
+    texts += ["".join(rng.choice(every_ascii) for _ in range(120)) for _ in range(500)]
+    for text in texts:
+        assert tokenize(text) == tokenize(text + "\u00a0"), text

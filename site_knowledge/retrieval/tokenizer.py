@@ -63,9 +63,21 @@ def tokenize(text: str, stopwords: Collection[str] = frozenset(STOPWORDS)) -> li
     """
     dropped = stopwords if isinstance(stopwords, frozenset) else frozenset(stopwords)
     tokens: list[str] = []
-    for run in WORD.findall(unicodedata.normalize("NFKC", text).lower()):
+    for run in _word_runs(text):
         tokens.extend(_run_tokens(run, dropped))
     return tokens
+
+
+ASCII_RUNS = {code: (chr(code).lower() if chr(code).isalnum() else " ") for code in range(128)}
+"""Lowercase an ASCII letter or digit, blank every other ASCII character: on ASCII text,
+``str.translate`` with it then ``split`` gives `WORD`'s runs about twice as fast."""
+
+
+def _word_runs(text: str) -> list[str]:
+    """The runs of word characters (not ``_``) of the NFKC-normalised, lowercased text."""
+    if text.isascii():
+        return text.translate(ASCII_RUNS).split()
+    return WORD.findall(unicodedata.normalize("NFKC", text).lower())
 
 
 @functools.lru_cache(maxsize=1 << 16)
