@@ -151,16 +151,19 @@ export function fuse(candidates, { rb, rd, rpb, rpd }, c, cfg, sourceOf, factor)
   return rrf;
 }
 
-/** Keep at most `cap` passages per source until `topK`; fill from the skipped ones. */
-export function diverseTop(order, sourceOf, topK, cap) {
+/** Keep at most `cap` passages per source until `topK`; fill from the skipped ones. The first
+ * `lead` passages of `order` are kept whatever their source's count, unless `capped` (booleans
+ * by source) marks it: an ontology category (SPEC.md, "Fusion" step 4). */
+export function diverseTop(order, sourceOf, topK, cap, lead = 1, capped = null) {
   const kept = [];
   const skipped = [];
   const perSource = new Map();
-  for (const index of order) {
+  for (const [position, index] of order.entries()) {
     if (kept.length === topK) break;
     const source = sourceOf[index];
     const count = perSource.get(source) || 0;
-    if (count < cap) {
+    const leading = position < lead && !(capped && capped[source]);
+    if (leading || count < cap) {
       perSource.set(source, count + 1);
       kept.push(index);
     } else {
@@ -302,6 +305,7 @@ export class Index {
     this.vectors = dequantize(vectorBytes, count, dimension);
     this.pageVectors = meanUnitRows(this.vectors, this.sourceOf, sources.length, dimension);
     this.elsewhere = decodeElsewhere(artifact.gate, dimension);
+    this.ontology = sources.map((s) => s.kind === "ontology");
     this.sourceLangs = sources.map((s) => s.lang);
     this.passageLangs = this.sourceOf.map((s) => this.sourceLangs[s]);
     this.languages = new Set(this.sourceLangs.filter((lang) => lang));
@@ -411,7 +415,7 @@ export class Index {
       order = candidates.sort((a, b) => rrf.get(b) - rrf.get(a) || a - b);
       score = { get: (i) => rrf.get(i) };
     }
-    const top = diverseTop(order, this.sourceOf, topK, cfg.per_page_cap);
+    const top = diverseTop(order, this.sourceOf, topK, cfg.per_page_cap, cfg.lead_passages ?? 1, this.ontology);
     const sources = this.artifact.sources;
     const results = top.map((i, rank) => {
       const p = this.passages[i];

@@ -178,6 +178,8 @@ export class ShardedIndex {
     this.loaded = new Map();
     this.sourceOf = manifest.counts.per_source.flatMap((count, source) => new Array(count).fill(source));
     this.sourceLangs = manifest.source_langs ?? [];
+    this.ontology = manifest.counts.per_source.map(() => false);
+    for (const source of manifest.ontology) this.ontology[source] = true;
     this.languages = new Set(this.sourceLangs.filter((lang) => lang));
     const size = manifest.shards.lexical.passages;
     this.bm25 = { size, postings: new Map(), df: (term) => this.loaded.get(term)?.rows.length ?? 0 };
@@ -321,7 +323,7 @@ export class ShardedIndex {
     } else {
       [order, score] = await this.fuse(terms, postings, bm25Order, denseOrder, dense.pages, pageKeep);
     }
-    const top = diverseTop(order, this.sourceOf, topK, cfg.per_page_cap);
+    const top = diverseTop(order, this.sourceOf, topK, cfg.per_page_cap, cfg.lead_passages ?? 1, this.ontology);
     const found = await this.passages(top);
     const results = top.map((i, rank) => {
       const { passage: p, source: src } = found.get(i);

@@ -26,16 +26,23 @@ def rank_map(order: Sequence[int]) -> dict[int, int]:
     return {index: rank for rank, index in enumerate(order, start=1)}
 
 
-def diverse_top(order: Sequence[int], source_of: Sequence[int], top_k: int, cap: int) -> list[int]:
-    """Keep at most ``cap`` passages per source until ``top_k``; fill from the skipped ones."""
+def diverse_top(order: Sequence[int], source_of: Sequence[int], top_k: int, cap: int,
+                lead: int = 1, capped: Sequence[bool] = ()) -> list[int]:
+    """Keep at most ``cap`` passages per source until ``top_k``; fill from the skipped ones.
+
+    The first ``lead`` passages of ``order`` are kept whatever their source's count, unless
+    ``capped`` marks that source (by index): an ontology category, whose passages are
+    separate facts, not one page's continuing text (SPEC.md, "Fusion" step 4).
+    """
     kept: list[int] = []
     skipped: list[int] = []
     per_source: dict[int, int] = {}
-    for index in order:
+    for position, index in enumerate(order):
         if len(kept) == top_k:
             break
         source = source_of[index]
-        if per_source.get(source, 0) < cap:
+        leading = position < lead and not (capped and capped[source])
+        if leading or per_source.get(source, 0) < cap:
             per_source[source] = per_source.get(source, 0) + 1
             kept.append(index)
         else:

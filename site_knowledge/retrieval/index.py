@@ -115,6 +115,7 @@ class KnowledgeIndex:
         ]
         source_index = {s.id: i for i, s in enumerate(self.sources)}
         self._source_of = [source_index[p.source_id] for p in self.passages]
+        self._ontology = [s.kind == "ontology" for s in self.sources]
         lexical = artifact["lexical"]
         self._stopwords = frozenset(lexical["stopwords"])
         passage_tokens = [
@@ -270,7 +271,8 @@ class KnowledgeIndex:
             confidence = self._lexical_confidence(terms, bm25_order)
             scores = self._fuse(terms, vector, bm25_ranks, dense_ranks, confidence, scope)
             order = sorted(scores, key=lambda i: (-scores[i], i))
-        kept = diverse_top(order, self._source_of, top_k, settings["per_page_cap"])
+        kept = diverse_top(order, self._source_of, top_k, settings["per_page_cap"],
+                           settings.get("lead_passages", 1), self._ontology)
         return [
             Hit(self.passages[i], self.sources[self._source_of[i]], scores[i],
                 bm25_ranks.get(i), dense_ranks.get(i))

@@ -8,7 +8,7 @@ import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { expandArtifact, withSidecars } from "../../site_knowledge/browser/artifact.js";
 import { SiteGrounding } from "../../site_knowledge/browser/grounding.js";
-import { Index, gateQuery, retrievalQuery, tokenize } from "../../site_knowledge/browser/retrieval.js";
+import { Index, diverseTop, gateQuery, retrievalQuery, tokenize } from "../../site_knowledge/browser/retrieval.js";
 
 const DATA = join(dirname(fileURLToPath(import.meta.url)), "..", "data");
 const vectors = JSON.parse(readFileSync(join(DATA, "retrieval_vectors.json"), "utf8"));
@@ -24,6 +24,13 @@ const words = SiteGrounding.fromIndex(index).siteWords();
 for (const { text, tokens } of vectors.tokenizer) {
   test(`tokenize ${JSON.stringify(text)}`, () => {
     assert.deepEqual(tokenize(text, stopwords), tokens);
+  });
+}
+
+for (const c of vectors.diverse) {
+  test(`diverseTop: ${c.name}`, () => {
+    const capped = c.capped.length ? c.capped : null;
+    assert.deepEqual(diverseTop(c.order, c.source_of, c.top_k, c.cap, c.lead, capped), c.kept);
   });
 }
 
