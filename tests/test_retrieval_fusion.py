@@ -15,8 +15,10 @@ CASES = json.loads((Path(__file__).parent / "data" / "retrieval_vectors.json")
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
 def test_shared_diverse_top_vectors(case):
+    scores = case.get("scores")
+    score = scores.__getitem__ if scores else None
     assert diverse_top(case["order"], case["source_of"], case["top_k"], case["cap"],
-                       case["lead"], case["capped"]) == case["kept"]
+                       case["lead"], case["capped"], score, case.get("lead_share", 0.0)) == case["kept"]
 
 
 def test_one_lead_passage_is_the_plain_per_page_cap():

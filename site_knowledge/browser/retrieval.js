@@ -152,17 +152,19 @@ export function fuse(candidates, { rb, rd, rpb, rpd }, c, cfg, sourceOf, factor)
 }
 
 /** Keep at most `cap` passages per source until `topK`; fill from the skipped ones. The first
- * `lead` passages of `order` are kept whatever their source's count, unless `capped` (booleans
- * by source) marks it: an ontology category (SPEC.md, "Fusion" step 4). */
-export function diverseTop(order, sourceOf, topK, cap, lead = 1, capped = null) {
+ * `lead` passages of `order` whose `score` (a function of the index) is at least `leadShare` of
+ * the first one's are kept whatever their source's count, unless `capped` (booleans by source)
+ * marks it: an ontology category (SPEC.md, "Fusion" step 4). */
+export function diverseTop(order, sourceOf, topK, cap, lead = 1, capped = null, score = null, leadShare = 0) {
   const kept = [];
   const skipped = [];
   const perSource = new Map();
+  const floor = order.length && score ? leadShare * score(order[0]) : 0;
   for (const [position, index] of order.entries()) {
     if (kept.length === topK) break;
     const source = sourceOf[index];
     const count = perSource.get(source) || 0;
-    const leading = position < lead && !(capped && capped[source]);
+    const leading = position < lead && !(capped && capped[source]) && (!score || score(index) >= floor);
     if (leading || count < cap) {
       perSource.set(source, count + 1);
       kept.push(index);
@@ -415,7 +417,9 @@ export class Index {
       order = candidates.sort((a, b) => rrf.get(b) - rrf.get(a) || a - b);
       score = { get: (i) => rrf.get(i) };
     }
-    const top = diverseTop(order, this.sourceOf, topK, cfg.per_page_cap, cfg.lead_passages ?? 1, this.ontology);
+    const scoreOf = (i) => (typeof score.get === "function" ? score.get(i) : score[i]);
+    const top = diverseTop(order, this.sourceOf, topK, cfg.per_page_cap, cfg.lead_passages ?? 1,
+      this.ontology, scoreOf, cfg.lead_share ?? 0);
     const sources = this.artifact.sources;
     const results = top.map((i, rank) => {
       const p = this.passages[i];
@@ -429,7 +433,7 @@ export class Index {
         url: p.url,
         text: p.text,
         authority: src.authority,
-        score: typeof score.get === "function" ? score.get(i) : score[i],
+        score: scoreOf(i),
       };
     });
     return { query: text, terms: queryTerms, results, gate: { answerable, ...signals }, lang: scope };

@@ -323,13 +323,15 @@ export class ShardedIndex {
     } else {
       [order, score] = await this.fuse(terms, postings, bm25Order, denseOrder, dense.pages, pageKeep);
     }
-    const top = diverseTop(order, this.sourceOf, topK, cfg.per_page_cap, cfg.lead_passages ?? 1, this.ontology);
+    const scoreOf = (i) => (score instanceof Map ? score.get(i) : score[i]);
+    const top = diverseTop(order, this.sourceOf, topK, cfg.per_page_cap, cfg.lead_passages ?? 1,
+      this.ontology, scoreOf, cfg.lead_share ?? 0);
     const found = await this.passages(top);
     const results = top.map((i, rank) => {
       const { passage: p, source: src } = found.get(i);
       return {
         rank: rank + 1, id: p.id, source: p.source, title: src.title, heading: p.heading, url: p.url,
-        text: p.text, authority: src.authority, score: score instanceof Map ? score.get(i) : score[i],
+        text: p.text, authority: src.authority, score: scoreOf(i),
       };
     });
     return { query: text, terms: queryTerms, results, gate, lang: scope };

@@ -33,7 +33,7 @@ from site_knowledge.retrieval.tokenizer import STOPWORDS, TOKENIZER_VERSION, ind
 DEFAULT_RETRIEVAL = {
     "rrf_k": 30, "candidates": 100, "page_candidates": 50,
     "weights": {"bm25": 1.0, "dense": 1.0, "page_bm25": 1.0, "page_dense": 1.0},
-    "per_page_cap": 1, "lead_passages": 2, "followup_turns": 1,
+    "per_page_cap": 1, "lead_passages": 2, "lead_share": 0.98, "followup_turns": 1,
     "authority": {"fact": 1.0, "prose": 1.0, "fiction": 0.5},
 }
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -27,21 +27,25 @@ def rank_map(order: Sequence[int]) -> dict[int, int]:
 
 
 def diverse_top(order: Sequence[int], source_of: Sequence[int], top_k: int, cap: int,
-                lead: int = 1, capped: Sequence[bool] = ()) -> list[int]:
+                lead: int = 1, capped: Sequence[bool] = (),
+                score: Callable[[int], float] | None = None, lead_share: float = 0.0) -> list[int]:
     """Keep at most ``cap`` passages per source until ``top_k``; fill from the skipped ones.
 
-    The first ``lead`` passages of ``order`` are kept whatever their source's count, unless
-    ``capped`` marks that source (by index): an ontology category, whose passages are
-    separate facts, not one page's continuing text (SPEC.md, "Fusion" step 4).
+    The first ``lead`` passages of ``order`` whose ``score`` is at least ``lead_share`` of the
+    first one's are kept whatever their source's count, unless ``capped`` marks that source
+    (by index): an ontology category, whose passages are separate facts, not one page's
+    continuing text (SPEC.md, "Fusion" step 4).
     """
     kept: list[int] = []
     skipped: list[int] = []
     per_source: dict[int, int] = {}
+    floor = lead_share * score(order[0]) if order and score is not None else 0.0
     for position, index in enumerate(order):
         if len(kept) == top_k:
             break
         source = source_of[index]
-        leading = position < lead and not (capped and capped[source])
+        leading = (position < lead and not (capped and capped[source])
+                   and (score is None or score(index) >= floor))
         if leading or per_source.get(source, 0) < cap:
             per_source[source] = per_source.get(source, 0) + 1
             kept.append(index)

@@ -272,7 +272,8 @@ class KnowledgeIndex:
             scores = self._fuse(terms, vector, bm25_ranks, dense_ranks, confidence, scope)
             order = sorted(scores, key=lambda i: (-scores[i], i))
         kept = diverse_top(order, self._source_of, top_k, settings["per_page_cap"],
-                           settings.get("lead_passages", 1), self._ontology)
+                           settings.get("lead_passages", 1), self._ontology, scores.__getitem__,
+                           settings.get("lead_share", 0.0))
         return [
             Hit(self.passages[i], self.sources[self._source_of[i]], scores[i],
                 bm25_ranks.get(i), dense_ranks.get(i))

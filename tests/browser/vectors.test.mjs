@@ -30,7 +30,8 @@ for (const { text, tokens } of vectors.tokenizer) {
 for (const c of vectors.diverse) {
   test(`diverseTop: ${c.name}`, () => {
     const capped = c.capped.length ? c.capped : null;
-    assert.deepEqual(diverseTop(c.order, c.source_of, c.top_k, c.cap, c.lead, capped), c.kept);
+    const score = c.scores ? (i) => c.scores[i] : null;
+    assert.deepEqual(diverseTop(c.order, c.source_of, c.top_k, c.cap, c.lead, capped, score, c.lead_share ?? 0), c.kept);
   });
 }
 
