@@ -445,11 +445,12 @@ def test_a_question_while_llama_server_loads_is_unavailable_never_broken(example
                 if not _props_status_becomes(spec.url, 503):
                     continue
                 stream = ask(server.url, QUESTION)
+                health = httpx.get(server.url + "/healthz", timeout=10).status_code
                 if httpx.get(spec.url + "/props", timeout=5).status_code != 503:
                     continue  # it finished loading meanwhile: try again with a fresh one
                 assert stream.terminal == {"error": {"code": "upstream_unavailable",
                                                      "message": "No model server is available."}}
-                assert httpx.get(server.url + "/healthz", timeout=10).status_code == 503
+                assert health == 503
                 return
         finally:
             process.kill()
