@@ -81,16 +81,16 @@ def table(rows: Sequence[Recall]) -> str:
              "hybrid (BM25 / dense) | refused by the gate |", "|---|---:|---|---|---:|"]
     for site, modes in by_site.items():
         hybrid = modes["hybrid"]
-
-        def share(count: int, items: int = hybrid.items) -> str:
-            return f"{count}/{items} ({100 * count / items:.0f}%)"
-
         lines.append(
-            f"| {site} | {hybrid.items} | {share(hybrid.facts_held)} "
+            f"| {site} | {hybrid.items} | {_share(hybrid.facts_held, hybrid.items)} "
             f"({modes['bm25'].facts_held} / {modes['dense'].facts_held}) | "
-            f"{share(hybrid.page_held)} ({modes['bm25'].page_held} / {modes['dense'].page_held}) | "
-            f"{hybrid.refused} |")
+            f"{_share(hybrid.page_held, hybrid.items)} "
+            f"({modes['bm25'].page_held} / {modes['dense'].page_held}) | {hybrid.refused} |")
     return "\n".join(lines)
+
+
+def _share(count: int, items: int) -> str:
+    return f"{count}/{items} ({100 * count / items:.0f}%)"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -151,6 +151,11 @@ export function fuse(candidates, { rb, rd, rpb, rpd }, c, cfg, sourceOf, factor)
   return rrf;
 }
 
+/** A passage's score in a ranking: from the fused Map, or by index from a single mode's array. */
+export function scoreAt(score, index) {
+  return score instanceof Map ? score.get(index) : score[index];
+}
+
 /** Keep at most `cap` passages per source until `topK`; fill from the skipped ones. The first
  * `lead` passages of `order` whose `score` (a function of the index) is at least `leadShare` of
  * the first one's are kept whatever their source's count, unless `capped` (booleans by source)
@@ -415,9 +420,9 @@ export class Index {
         ? 1 : cfg.authority[this.artifact.sources[this.sourceOf[p]].authority]);
       const rrf = fuse(candidates, { rb, rd, rpb, rpd }, c, cfg, this.sourceOf, factor);
       order = candidates.sort((a, b) => rrf.get(b) - rrf.get(a) || a - b);
-      score = { get: (i) => rrf.get(i) };
+      score = rrf;
     }
-    const scoreOf = (i) => (typeof score.get === "function" ? score.get(i) : score[i]);
+    const scoreOf = (i) => scoreAt(score, i);
     const top = diverseTop(order, this.sourceOf, topK, cfg.per_page_cap, cfg.lead_passages ?? 1,
       this.ontology, scoreOf, cfg.lead_share ?? 0);
     const sources = this.artifact.sources;

@@ -7,7 +7,7 @@
 
 import { SCHEMA, expandArtifact } from "./artifact.js";
 import { chars } from "./pystr.js";
-import { Index, TOKENIZER, accepts, decodeElsewhere, dequantize, diverseTop, dotRows, fuse, idf, meanUnitRows, ranked, tokenize } from "./retrieval.js";
+import { Index, TOKENIZER, accepts, decodeElsewhere, dequantize, diverseTop, dotRows, fuse, idf, meanUnitRows, ranked, scoreAt, tokenize } from "./retrieval.js";
 import { STEM, SiteWords, WORD, fold } from "./words.js";
 
 export const SHARDS_SCHEMA = "site-knowledge-shards/1";
@@ -323,7 +323,7 @@ export class ShardedIndex {
     } else {
       [order, score] = await this.fuse(terms, postings, bm25Order, denseOrder, dense.pages, pageKeep);
     }
-    const scoreOf = (i) => (score instanceof Map ? score.get(i) : score[i]);
+    const scoreOf = (i) => scoreAt(score, i);
     const top = diverseTop(order, this.sourceOf, topK, cfg.per_page_cap, cfg.lead_passages ?? 1,
       this.ontology, scoreOf, cfg.lead_share ?? 0);
     const found = await this.passages(top);
