@@ -106,13 +106,6 @@ async def assemble_prompt(gateway: Gateway, ask: AskRequest, hits: Sequence[Hit]
     """The messages for this question: system prompt, frozen history, evidence, question,
     fitted to the slot's token budget."""
     evidence = prompt.evidence_from_hits(hits)
-    import os
-    budget = int(os.environ.get("SK_FOCUS_CHARS", "0"))
-    if budget:
-        from .focus import Lexical, focus
-        index = gateway.index
-        evidence = focus(evidence, ask.question, [e.question for e in ask.history],
-                         Lexical(index.terms, index.idf), budget, index.encoder.encode)
     notice = (gateway.grounding.premise_notice(ask.question)
               if "premises" in gateway.config.grounding else "")
     messages, kept, tokens = await prompt.assemble(
