@@ -25,10 +25,11 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from evals.sites import REPO, SITES, build, build_arguments, parse_build_arguments
 from site_knowledge.evals.report import slug
@@ -55,6 +56,35 @@ ANSWER_SETS: dict[str, AnswerSet] = {
     ),
     "fastapi-docs": AnswerSet("fastapi-docs", REPO / "evals" / "fastapi-docs" / "answers.jsonl"),
 }
+
+
+Row = TypeVar("Row")
+
+
+def per_site_main(doc: str, rows_of: Callable[[Path, str], Sequence[Row]],
+                  table: Callable[[Sequence[Row]], str], argv: Sequence[str] | None = None) -> int:
+    """The command line of a model-free check over the answer sets: build (or reuse) each
+    site, collect ``rows_of(site_dir, name)``, print ``table`` of them (``--out``: also
+    write it as Markdown)."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    build_arguments(parser)
+    parser.add_argument("--site", choices=sorted(ANSWER_SETS), action="append",
+                        help="this site only (repeatable; default: all)")
+    parser.add_argument("--out", type=Path, help="also write the table to this Markdown file")
+    args = parse_build_arguments(parser, argv)
+    if not args.sites:
+        parser.error("--sites DIR is required (the built sites are kept there)")
+    rows: list[Row] = []
+    for name in args.site or list(ANSWER_SETS):
+        site_dir = args.sites / name
+        if not args.reuse:
+            build(SITES[name], site_dir, chat=False)
+        rows += rows_of(site_dir, name)
+    text = table(rows)
+    print(text)
+    if args.out:
+        args.out.write_text(text + "\n", encoding="utf-8")
+    return 0
 
 
 def _ready(url: str) -> bool:

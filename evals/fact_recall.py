@@ -14,13 +14,11 @@ and dense alone are the baselines beside hybrid.
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from evals.answer_sets import ANSWER_SETS
-from evals.sites import SITES, build, build_arguments, parse_build_arguments
+from evals.answer_sets import ANSWER_SETS, per_site_main
 from site_knowledge.evals.dataset import Fact, Item, battery_path, load_items
 from site_knowledge.evals.site import SiteIndex
 from site_knowledge.evals.text import matches, normalise
@@ -95,25 +93,7 @@ def _share(count: int, items: int) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Build (or reuse) the sites, measure each answer set, print the table."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    build_arguments(parser)
-    parser.add_argument("--site", choices=sorted(ANSWER_SETS), action="append",
-                        help="measure this site only (repeatable; default: all)")
-    parser.add_argument("--out", type=Path, help="also write the table to this Markdown file")
-    args = parse_build_arguments(parser, argv)
-    if not args.sites:
-        parser.error("--sites DIR is required (the built sites are kept there)")
-    rows: list[Recall] = []
-    for name in args.site or list(ANSWER_SETS):
-        site_dir = args.sites / name
-        if not args.reuse:
-            build(SITES[name], site_dir, chat=False)
-        rows += measure(site_dir, name)
-    text = table(rows)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n", encoding="utf-8")
-    return 0
+    return per_site_main(__doc__ or "", measure, table, argv)
 
 
 if __name__ == "__main__":
