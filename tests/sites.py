@@ -13,6 +13,7 @@ from typing import Any
 import yaml
 from mkdocs.commands.build import build
 from mkdocs.config import load_config
+from mkdocs.config.defaults import MkDocsConfig
 
 from site_knowledge.compiler.compiler import BuildReport
 from site_knowledge.retrieval.artifact import load_artifact
@@ -37,6 +38,18 @@ class BuiltSite:
         return self.site_dir / OUTPUT / "site-knowledge.json"
 
 
+def run_build(config: MkDocsConfig, serve: bool = False) -> None:
+    """Build as the ``mkdocs build`` (or ``serve``) command does: every plugin told the command
+    first, shut down after. MkDocs keeps a plugin with startup hooks alive across configs loaded
+    in one process (Material's blog plugin among them), so a build that skipped the startup
+    would inherit the last one's command: drafts rendered after a serve build."""
+    config.plugins.on_startup(command="serve" if serve else "build", dirty=False)
+    try:
+        build(config, serve_url="http://127.0.0.1:8000/" if serve else None)
+    finally:
+        config.plugins.on_shutdown()
+
+
 def build_site(config_file: Path, site_dir: Path, serve: bool = False,
                **plugin_options: Any) -> BuiltSite:
     """Run a real ``mkdocs build`` (as ``mkdocs serve`` does it, with ``serve``)."""
@@ -44,11 +57,7 @@ def build_site(config_file: Path, site_dir: Path, serve: bool = False,
     plugin = config.plugins["site-knowledge"]
     for key, value in plugin_options.items():
         plugin.config[key] = value
-    if serve:
-        config.plugins.on_startup(command="serve", dirty=False)
-        build(config, serve_url="http://127.0.0.1:8000/")
-    else:
-        build(config)
+    run_build(config, serve)
     artifact, _ = load_artifact(site_dir)
     return BuiltSite(site_dir, artifact, plugin.last_report)
 
@@ -87,12 +96,7 @@ def without_plugin(config_file: Path) -> Path:
 
 def plain_build(config_file: Path, site_dir: Path, serve: bool = False) -> Path:
     """A real ``mkdocs build`` (as ``mkdocs serve`` renders it, with ``serve``) into site_dir."""
-    config = load_config(str(config_file), site_dir=str(site_dir))
-    if serve:
-        config.plugins.on_startup(command="serve", dirty=False)
-        build(config, serve_url="http://127.0.0.1:8000/")
-    else:
-        build(config)
+    run_build(load_config(str(config_file), site_dir=str(site_dir)), serve)
     return site_dir
 
 
