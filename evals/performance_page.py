@@ -95,6 +95,10 @@ MEASURED = {
     "reground-grounding": "Grounding re-run on the stored answers: score; facts present; "
                           "expected page cited; answered; refused when due "
                           "(`python -m evals.reground --figures`)",
+    "focus-evidence": "First token on two cores, the gateway against llama-server alone on "
+                      "the same prompts (`python -m benchmarks.bench_ttft`)",
+    "gate-paraphrases": "The gate on every answer set: answerable questions it refuses, and "
+                        "what it lets through (`python -m evals.gate_check`)",
 }
 """Benchmark reports (Markdown, named ``<kind>-<date>.md``) whose first table the page quotes."""
 
