@@ -3,6 +3,9 @@ the current battery."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from sites import BuiltSite
 
 from evals import gate_check
@@ -40,3 +43,21 @@ def test_the_open_gate_accepts_word_salad(example_site: BuiltSite) -> None:
     assert not site.index.search(question).answerable
     found = gate_check.open_gate(site).search(question)
     assert found.answerable and len(found.hits) == 4
+
+
+def test_the_command_line_writes_the_table_of_a_reused_site(
+        example_site: BuiltSite, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "sites").mkdir()
+    (tmp_path / "sites" / "example").symlink_to(example_site.site_dir)
+    out = tmp_path / "gate.md"
+    assert gate_check.main(["--sites", str(tmp_path / "sites"), "--reuse", "--site", "example",
+                            "--out", str(out)]) == 0
+    written = out.read_text(encoding="utf-8")
+    assert written == capsys.readouterr().out
+    assert written.splitlines()[2].startswith("| example | ")
+
+
+def test_the_command_line_needs_a_sites_folder(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        gate_check.main(["--site", "example"])
+    assert "--sites DIR is required" in capsys.readouterr().err
