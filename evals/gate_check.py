@@ -13,6 +13,7 @@ are what it would cost. No model.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +24,6 @@ from site_knowledge.evals.dataset import Item, battery_path, load_items
 from site_knowledge.evals.site import SiteIndex
 from site_knowledge.evals.text import normalise
 from site_knowledge.retrieval import KnowledgeIndex
-from site_knowledge.retrieval.artifact import load_artifact
 
 OPEN = {"min_coverage": 0.0, "min_cosine": -1.0, "strong_cosine": -1.0, "min_margin": -2.0}
 """Gate thresholds that accept every question."""
@@ -54,18 +54,20 @@ class GateCheck:
     passed_cosines: list[float]
 
 
-def open_gate(site: SiteIndex) -> KnowledgeIndex:
-    """The site's index with a gate that accepts every question (``OPEN``)."""
-    artifact, blob = load_artifact(site.path)
-    return KnowledgeIndex({**artifact, "gate": {**artifact["gate"], **OPEN}}, blob,
-                          site.index.encoder)
+def open_gate(index: KnowledgeIndex) -> KnowledgeIndex:
+    """``index`` with a gate that accepts every question (``OPEN``): a shallow copy sharing
+    its postings and vectors, whose artifact names other thresholds (the gate reads them at
+    each search)."""
+    opened = copy.copy(index)
+    opened.artifact = {**index.artifact, "gate": {**index.artifact["gate"], **OPEN}}
+    return opened
 
 
 def check(site: SiteIndex, items: Sequence[Item], name: str) -> GateCheck:
     """Search every question without history of ``items`` with the site's gate, and the
     refused answerable ones again with the gate open."""
     index = site.index
-    opened = open_gate(site)
+    opened = open_gate(index)
     asked = [item for item in items if not item.history]
     refused: list[Refused] = []
     passed: list[float] = []

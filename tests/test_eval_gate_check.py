@@ -41,8 +41,9 @@ def test_the_open_gate_accepts_word_salad(example_site: BuiltSite) -> None:
     site = SiteIndex.load(example_site.site_dir)
     question = "purple monkey dishwasher quantum lasagna"
     assert not site.index.search(question).answerable
-    found = gate_check.open_gate(site).search(question)
+    found = gate_check.open_gate(site.index).search(question)
     assert found.answerable and len(found.hits) == 4
+    assert not site.index.search(question).answerable, "the site's own gate is untouched"
 
 
 def test_the_command_line_writes_the_table_of_a_reused_site(
