@@ -52,7 +52,7 @@ def test_a_save_keeps_the_latest_builds_pages_and_a_bad_file_is_ignored(tmp_path
     later.sections(OTHER, "Other")
     later.save()
     stored = json.loads(later.path.read_text(encoding="utf-8"))
-    assert [cut[0][1] for cut in stored["pages"].values()] == ["Something else entirely."]
+    assert [cut[0][1] for cut in stored["entries"].values()] == ["Something else entirely."]
     later.path.write_text("{not json", encoding="utf-8")
     assert SectionCache(tmp_path, "site").sections(OTHER, "Other")[0].text == (
         "Something else entirely.")

@@ -15,7 +15,12 @@ from browser_sites import run_node
 from site_knowledge.compiler.model import BuildError
 from site_knowledge.compiler.writer import Sidecars, write_artifact
 from site_knowledge.retrieval import ArtifactError, load_index
-from site_knowledge.retrieval.artifact import load_artifact, validate_artifact
+from site_knowledge.retrieval.artifact import (
+    _fast_validator,
+    _schema_validator,
+    load_artifact,
+    validate_artifact,
+)
 from site_knowledge.retrieval.artifact_form import (
     SCHEMA_VERSION,
     FormError,
@@ -208,3 +213,24 @@ def test_the_writer_names_both_sidecars_by_content_and_removes_stale_ones(tmp_pa
     assert {path.name for path in out.glob("*.bin")} == names
     assert on_disk["gate"]["elsewhere"]["file"].endswith(".elsewhere.bin")
     assert load_artifact(out)[0]["gate"]["elsewhere"]["vectors"] == bytes(changed)
+
+
+@pytest.mark.parametrize("change", [
+    lambda d: _first(d).update(title=7),
+    lambda d: _first(d)["passages"].append(1.5),
+    lambda d: _first(d)["headings"].append({"leaf": "x"}),
+    lambda d: _first(d).pop("url"),
+    lambda d: d["vectors"].update(count=-1),
+    lambda d: d["gate"].update(min_cosine="high"),
+    lambda d: d.update(unexpected=True),
+    lambda d: d["site"].update(lang="English"),
+])
+def test_the_fast_schema_check_refuses_what_jsonschema_refuses(tmp_path, change):
+    document = json.loads(_copy_fixture(tmp_path).read_text(encoding="utf-8"))
+    assert _fast_validator().is_valid(document)
+    assert not list(_schema_validator().iter_errors(document))
+    change(document)
+    assert list(_schema_validator().iter_errors(document)), "jsonschema refuses it"
+    assert not _fast_validator().is_valid(document)
+    with pytest.raises(ArtifactError, match="artifact invalid at"):
+        validate_artifact(document)

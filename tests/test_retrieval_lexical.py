@@ -94,3 +94,15 @@ def test_postings_list_each_document_once_in_order_with_its_count() -> None:
     assert index.document_frequency("a") == 2 and index.document_frequency("b") == 2
     scores = index.scores(["a"])
     assert scores[1] == scores[2] == 0.0 and scores[3] > scores[0] > 0.0
+
+
+def test_an_index_of_some_terms_scores_and_covers_them_as_the_whole_index_does(corpus) -> None:
+    documents, queries, k1, b = corpus
+    whole = BM25(documents, k1, b)
+    asked = {term for query in queries for term in query} | {"zzz-not-in-the-site"}
+    some = BM25(documents, k1, b, terms=asked)
+    assert some.vocabulary() == whole.vocabulary() & asked
+    for query in queries:
+        assert some.scores(query).tolist() == whole.scores(query).tolist()
+        assert some.coverage(query) == whole.coverage(query)
+    assert BM25(documents, k1, b, terms={"zzz-not-in-the-site"}).vocabulary() == frozenset()

@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -89,18 +90,19 @@ class ProbeSignals:
         return accepts(self.has_terms, self.coverage, self.cosine, self.elsewhere, *thresholds)
 
 
-def _site_signals(queries: npt.NDArray[np.float32], texts: Sequence[str],
+def _site_signals(queries: npt.NDArray[np.float32], terms: Sequence[Sequence[str]],
                   left_out: Sequence[frozenset[int]], bm25: BM25,
-                  vectors: npt.NDArray[np.float32], stopwords: frozenset[str]) -> list[GateSignals]:
-    """The reader's gate signals for each probe, its own section's passages left out; the
-    ``elsewhere`` cosine is filled in once the kept questions from elsewhere are known."""
+                  vectors: npt.NDArray[np.float32]) -> list[GateSignals]:
+    """The reader's gate signals for each probe (its tokens in ``terms``), its own section's
+    passages left out; the ``elsewhere`` cosine is filled in once the kept questions from
+    elsewhere are known."""
     cosine_matrix = vectors @ queries.T
     rows: list[GateSignals] = []
-    for column, (text, excluded) in enumerate(zip(texts, left_out, strict=True)):
+    for column, (query_terms, excluded) in enumerate(zip(terms, left_out, strict=True)):
         cosines = cosine_matrix[:, column].copy()
         if excluded:
             cosines[list(excluded)] = -1.0
-        rows.append(signals(bm25, tokenize(text, stopwords), cosines, np.empty(0)))
+        rows.append(signals(bm25, query_terms, cosines, np.empty(0)))
     return rows
 
 
@@ -151,12 +153,15 @@ def calibrate_gate(passage_tokens: Sequence[Sequence[str]], headings: Sequence[s
     if not probes or len(passage_tokens) < 2:
         return _gate(TOO_SMALL, np.zeros(len(negatives), dtype=np.bool_),
                      {"probes": len(probes), "note": "too small to calibrate"}), reference
-    bm25 = BM25(passage_tokens, K1, B)
+    probe_terms = [tokenize(p.question, stopwords) for p in probes]
+    negative_terms = [tokenize(question, stopwords) for question in negatives]
+    # Coverage is all calibration asks of BM25: only the probes' own terms are indexed.
+    bm25 = BM25(passage_tokens, K1, B, terms=set(chain(*probe_terms, *negative_terms)))
     probe_vectors = embed([p.question for p in probes])
-    positive_rows = _site_signals(probe_vectors, [p.question for p in probes],
-                                  [p.left_out for p in probes], bm25, vectors, stopwords)
-    negative_rows = _site_signals(negative_vectors, negatives, [frozenset()] * len(negatives),
-                                  bm25, vectors, stopwords)
+    positive_rows = _site_signals(probe_vectors, probe_terms, [p.left_out for p in probes],
+                                  bm25, vectors)
+    negative_rows = _site_signals(negative_vectors, negative_terms,
+                                  [frozenset()] * len(negatives), bm25, vectors)
     kept = kept_elsewhere(np.array([r.cosine for r in positive_rows]),
                           np.array([r.cosine for r in negative_rows]))
     positive = _probe_signals(positive_rows, _best_elsewhere(

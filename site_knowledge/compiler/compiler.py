@@ -18,6 +18,7 @@ from site_knowledge.compiler.embed_cache import EmbeddingCache
 from site_knowledge.compiler.languages import main_language, page_languages
 from site_knowledge.compiler.model import ID_PATTERN, Authority, BuildError, Passage, Source
 from site_knowledge.compiler.section_cache import SectionCache
+from site_knowledge.compiler.token_cache import TokenCache
 from site_knowledge.compiler.writer import (
     Sidecars,
     prepare_artifact,
@@ -28,7 +29,7 @@ from site_knowledge.compiler.writer import (
 from site_knowledge.embedding import DIMENSION, MAX_TOKENS, MODEL_NAME, WEIGHTS_PACKAGE
 from site_knowledge.progress import ProgressBar, track
 from site_knowledge.retrieval.artifact_form import SCHEMA_VERSION, passage_count, source_id_for
-from site_knowledge.retrieval.tokenizer import STOPWORDS, TOKENIZER_VERSION, indexed_text, tokenize
+from site_knowledge.retrieval.tokenizer import STOPWORDS, TOKENIZER_VERSION, indexed_text
 
 DEFAULT_RETRIEVAL = {
     "rrf_k": 30, "candidates": 100, "page_candidates": 50,
@@ -172,7 +173,8 @@ def _compile(pages: Sequence[PageInput], ontology_sources: Sequence[Source], pro
     from site_knowledge.retrieval.vectors import dequantize, quantize
 
     reserved = frozenset(source.id for source in ontology_sources)
-    section_cache = SectionCache(cache.directory, f"{options.site_url} {options.site_name}")
+    site = f"{options.site_url} {options.site_name}"
+    section_cache = SectionCache(cache.directory, site)
     sources = [*ontology_sources, *(page_source(page, reserved, section_cache) for page in
                                     track(pages, "site-knowledge: reading pages", "pages"))]
     _check_sources(sources)
@@ -185,13 +187,15 @@ def _compile(pages: Sequence[PageInput], ontology_sources: Sequence[Source], pro
     embedded = cache.embedded_since_save(texts)
     vectors = dequantize(vectors_blob, len(passages), DIMENSION)
     stopwords = frozenset(STOPWORDS)
-    tokens = [tokenize(t, stopwords) for t in track(texts, "site-knowledge: tokenizing", "passages")]
+    token_cache = TokenCache(cache.directory, site, stopwords)
+    tokens = token_cache.tokens(track(texts, "site-knowledge: tokenizing", "passages"))
     gate, reference = calibrate_gate(tokens,
                                      [p.heading or titles[p.source_id] for p in passages],
                                      vectors, stopwords, cache.embed)
     sidecars = Sidecars(vectors_blob, reference)
     cache.save()
     section_cache.save()
+    token_cache.save()
     languages = [options.language] * len(ontology_sources) + page_languages(
         [page.src_path for page in pages], [page.lang for page in pages], options.language)
     return (_document(sources, languages, passages, prompt, options, gate, cache), sidecars,

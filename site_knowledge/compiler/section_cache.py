@@ -9,12 +9,11 @@ that cuts them; each save keeps the pages of the latest build only.
 from __future__ import annotations
 
 import hashlib
-import json
-import os
 from pathlib import Path
 
 from site_knowledge.compiler.artifact_cache import code_fingerprint
 from site_knowledge.compiler.chunking import merge_small_sections, page_sections
+from site_knowledge.compiler.keyed_store import KeyedStore
 from site_knowledge.compiler.model import Section
 
 Cut = list[list[str]]
@@ -25,38 +24,21 @@ class SectionCache:
     """``merge_small_sections(page_sections(html, title))``, remembered per site on disk."""
 
     def __init__(self, cache_dir: Path, site: str) -> None:
-        self.path = cache_dir / f"sections-{hashlib.sha256(site.encode()).hexdigest()[:16]}.json"
-        self._code = code_fingerprint()
-        self._stored = self._load()
-        self._used: dict[str, Cut] = {}
-
-    def _load(self) -> dict[str, Cut]:
-        try:
-            stored = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        if not isinstance(stored, dict) or stored.get("code") != self._code:
-            return {}
-        pages = stored.get("pages")
-        return pages if isinstance(pages, dict) else {}
+        self._store: KeyedStore[Cut] = KeyedStore(
+            cache_dir / f"sections-{hashlib.sha256(site.encode()).hexdigest()[:16]}.json",
+            code_fingerprint())
+        self.path = self._store.path
 
     def sections(self, html: str, title: str) -> tuple[Section, ...]:
         """The page's sections, parsed only when this HTML and title were not seen before."""
         key = hashlib.sha256(f"{title}\0{html}".encode()).hexdigest()
-        cut = self._used.get(key) or self._stored.get(key)
+        cut = self._store.get(key)
         if cut is None:
             cut = [[s.heading, s.text, s.anchor]
                    for s in merge_small_sections(page_sections(html, title))]
-        self._used[key] = cut
+            self._store.put(key, cut)
         return tuple(Section(*entry) for entry in cut)
 
     def save(self) -> None:
         """Write the pages of this build, atomically, when they differ from what was read."""
-        if self._used.keys() == self._stored.keys():
-            return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        partial = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        partial.write_text(json.dumps({"code": self._code, "pages": self._used}, ensure_ascii=False),
-                           encoding="utf-8")
-        partial.replace(self.path)
-        self._stored = self._used
+        self._store.save()

@@ -35,9 +35,19 @@ def artifact_schema() -> dict[str, Any]:
 
 
 @cache
+def _fast_validator() -> Any:
+    """The artifact schema compiled by jsonschema-rs, which passes a valid artifact about a
+    hundred times faster than jsonschema; formats are not asserted, as jsonschema does not
+    assert them without a format checker."""
+    import jsonschema_rs
+
+    return jsonschema_rs.validator_for(artifact_schema(), validate_formats=False, offline=True)
+
+
+@cache
 def _schema_validator() -> Any:
     """The artifact schema's validator, its schema checked once (jsonschema loads here: a
-    warm build never validates)."""
+    warm build never validates); it names the problem in an artifact the fast one refuses."""
     import jsonschema
 
     validator = jsonschema.validators.validator_for(artifact_schema())
@@ -65,12 +75,8 @@ def validate_artifact(document: dict[str, Any]) -> dict[str, Any]:
     if tokenizer in OLDER_TOKENIZERS:
         raise ArtifactError(f"artifact tokenizer {tokenizer} is older than this reader's "
                             f"{TOKENIZER_VERSION}: rebuild the site (mkdocs build) to update it")
-    from jsonschema.exceptions import best_match
-
-    error = best_match(_schema_validator().iter_errors(document))
-    if error is not None:
-        where = "/".join(str(part) for part in error.absolute_path) or "(root)"
-        raise ArtifactError(f"artifact invalid at {where}: {error.message[:300]}")
+    if not _fast_validator().is_valid(document):
+        _raise_schema_error(document)
     try:
         expanded = expand(document)
     except FormError as error:
@@ -82,6 +88,16 @@ def validate_artifact(document: dict[str, Any]) -> dict[str, Any]:
     if any(row >= elsewhere["count"] for row in elsewhere["left_out"]):
         raise ArtifactError(f"gate.elsewhere.left_out names a row beyond its {elsewhere['count']} rows")
     return expanded
+
+
+def _raise_schema_error(document: dict[str, Any]) -> None:
+    """Raise the most relevant schema error of ``document``, as jsonschema words it."""
+    from jsonschema.exceptions import best_match
+
+    error = best_match(_schema_validator().iter_errors(document))
+    if error is not None:
+        where = "/".join(str(part) for part in error.absolute_path) or "(root)"
+        raise ArtifactError(f"artifact invalid at {where}: {error.message[:300]}")
 
 
 def _reject_duplicates(kind: str, ids: list[str]) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Sequence
-from itertools import chain
+from itertools import chain, repeat
 
 import numpy as np
 import numpy.typing as npt
@@ -19,31 +19,40 @@ B = 0.75
 class BM25:
     """A BM25 index over tokenized documents; scoring is a few array operations per term."""
 
-    def __init__(self, documents: Sequence[Sequence[str]], k1: float, b: float) -> None:
+    def __init__(self, documents: Sequence[Sequence[str]], k1: float, b: float,
+                 terms: Collection[str] | None = None) -> None:
+        """Index ``documents``; with ``terms``, only those terms get postings (a caller that
+        asks about known terms only, as the gate's calibration does), the lengths and IDF
+        staying those of the whole documents."""
         self.size = len(documents)
         counts = np.fromiter((len(doc) for doc in documents), dtype=np.int64, count=self.size)
         lengths = counts.astype(np.float64)
         average = float(lengths.mean()) if self.size and lengths.sum() else 1.0
         norm = k1 * (1.0 - b + b * lengths / average)
         self._postings: dict[str, tuple[npt.NDArray[np.int64], FloatArray]] = {}
-        names = list(dict.fromkeys(chain.from_iterable(documents)))
+        names = list(dict.fromkeys(chain.from_iterable(documents) if terms is None else terms))
         if not names:
             return
         vocabulary = {term: index for index, term in enumerate(names)}
-        term_ids = np.fromiter(map(vocabulary.__getitem__, chain.from_iterable(documents)),
+        term_ids = np.fromiter(map(vocabulary.get, chain.from_iterable(documents), repeat(-1)),
                                dtype=np.int64, count=int(counts.sum()))
+        rows = np.repeat(np.arange(self.size), counts)
+        if terms is not None:
+            indexed = term_ids >= 0
+            term_ids, rows = term_ids[indexed], rows[indexed]
+            if not len(term_ids):
+                return
         # Each (term, document) pair once, with its count, sorted by term then document.
-        pairs, tf_counts = np.unique(term_ids * self.size + np.repeat(np.arange(self.size), counts),
-                                     return_counts=True)
-        terms, rows = np.divmod(pairs, self.size)
-        starts = np.flatnonzero(np.r_[True, terms[1:] != terms[:-1]])
-        frequencies = np.diff(np.r_[starts, len(terms)])
+        pairs, tf_counts = np.unique(term_ids * self.size + rows, return_counts=True)
+        pair_terms, pair_rows = np.divmod(pairs, self.size)
+        starts = np.flatnonzero(np.r_[True, pair_terms[1:] != pair_terms[:-1]])
+        frequencies = np.diff(np.r_[starts, len(pair_terms)])
         idf = np.array([self.idf(int(n)) for n in frequencies])
         tf = tf_counts.astype(np.float64)
-        weights = tf * (k1 + 1.0) / (tf + norm[rows]) * np.repeat(idf, frequencies)
+        weights = tf * (k1 + 1.0) / (tf + norm[pair_rows]) * np.repeat(idf, frequencies)
         for start, frequency in zip(starts.tolist(), frequencies.tolist(), strict=True):
             end = start + frequency
-            self._postings[names[terms[start]]] = (rows[start:end], weights[start:end])
+            self._postings[names[pair_terms[start]]] = (pair_rows[start:end], weights[start:end])
 
     def idf(self, document_frequency: int) -> float:
         """``ln(1 + (N - n + 0.5) / (n + 0.5))``: positive for every n."""

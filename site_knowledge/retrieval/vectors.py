@@ -13,7 +13,9 @@ def quantize(vectors: Float32Matrix) -> bytes:
     """Encode unit vectors as int8 rows then little-endian float32 scales."""
     peaks = np.abs(vectors).max(axis=1)
     scales = np.where(peaks > 0, peaks / 127.0, 1.0).astype(np.float32)
-    rows = np.clip(np.rint(vectors / scales[:, None]), -127, 127).astype(np.int8)
+    scaled = vectors / scales[:, None]
+    np.rint(scaled, out=scaled)
+    rows = np.clip(scaled, -127, 127, out=scaled).astype(np.int8)
     return rows.tobytes() + scales.astype("<f4").tobytes()
 
 

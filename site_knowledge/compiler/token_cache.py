@@ -1,0 +1,49 @@
+"""Passage tokens cached by text: a rebuild tokenizes only the passages it has not seen.
+
+The gate's calibration reads every passage as the reader tokenizes it, which was the largest
+part of a compile whose embeddings are all cached (a rebuild after editing one page of a large
+site). The tokens of one site live in one JSON file in the cache folder, named for the site
+and keyed on the code and the stopwords that produce them; each save keeps the texts of the
+latest build only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from pathlib import Path
+
+from site_knowledge.compiler.artifact_cache import code_fingerprint
+from site_knowledge.compiler.keyed_store import KeyedStore
+from site_knowledge.retrieval.tokenizer import tokenize
+
+
+class TokenCache:
+    """``tokenize(text, stopwords)`` for many texts, remembered per site on disk."""
+
+    def __init__(self, cache_dir: Path, site: str, stopwords: frozenset[str]) -> None:
+        self._stopwords = stopwords
+        self._store: KeyedStore[str] = KeyedStore(
+            cache_dir / f"tokens-{hashlib.sha256(site.encode()).hexdigest()[:16]}.json",
+            hashlib.sha256(f"{code_fingerprint()}\0{' '.join(sorted(stopwords))}".encode())
+            .hexdigest())
+        self.path = self._store.path
+
+    def tokens(self, texts: Iterable[str]) -> list[list[str]]:
+        """Each text's tokens, tokenizing only the texts this cache has not seen.
+
+        Tokens never hold whitespace, so a text's tokens are stored joined by spaces.
+        """
+        result: list[list[str]] = []
+        for text in texts:
+            key = hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+            joined = self._store.get(key)
+            if joined is None:
+                joined = " ".join(tokenize(text, self._stopwords))
+                self._store.put(key, joined)
+            result.append(joined.split())
+        return result
+
+    def save(self) -> None:
+        """Write the texts of this build, atomically, when they differ from what was read."""
+        self._store.save()
