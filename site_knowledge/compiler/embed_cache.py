@@ -31,6 +31,8 @@ class EmbeddingCache:
         self.hits = 0
         self.misses = 0
         self._unsaved: set[str] = set()
+        self._keys: dict[str, str] = {}
+        """Each text's key, hashed once until the next save (a site repeats passages)."""
 
     def _load(self) -> None:
         import numpy as np
@@ -47,7 +49,11 @@ class EmbeddingCache:
             self._vectors = {str(key): matrix[i] for i, key in enumerate(keys)}
 
     def _key(self, text: str) -> str:
-        return hashlib.sha256(f"{self.encoder.identity}\n{text}".encode()).hexdigest()
+        key = self._keys.get(text)
+        if key is None:
+            key = self._keys[text] = hashlib.sha256(
+                f"{self.encoder.identity}\n{text}".encode()).hexdigest()
+        return key
 
     def embed(self, texts: Sequence[str],
               progress: Callable[[int, int], Callable[[int], None]] | None = None,
@@ -84,6 +90,7 @@ class EmbeddingCache:
 
     def save(self) -> None:
         """Write the cache to disk if anything new was embedded."""
+        self._keys.clear()
         if not self._unsaved:
             return
         import numpy as np
