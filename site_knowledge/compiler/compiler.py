@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -26,7 +28,7 @@ from site_knowledge.compiler.writer import (
     with_built_at,
     write_prepared,
 )
-from site_knowledge.embedding import DIMENSION, MAX_TOKENS, MODEL_NAME, WEIGHTS_PACKAGE
+from site_knowledge.embedding import DIMENSION, MAX_TOKENS, MODEL_NAME, WEIGHTS_PACKAGE, Encoder
 from site_knowledge.progress import ProgressBar, track
 from site_knowledge.retrieval.artifact_form import SCHEMA_VERSION, passage_count, source_id_for
 from site_knowledge.retrieval.tokenizer import STOPWORDS, TOKENIZER_VERSION, indexed_text
@@ -172,6 +174,7 @@ def _compile(pages: Sequence[PageInput], ontology_sources: Sequence[Source], pro
     from site_knowledge.compiler.calibrate import calibrate_gate
     from site_knowledge.retrieval.vectors import dequantize, quantize
 
+    opening = _open_in_background(cache.encoder)
     reserved = frozenset(source.id for source in ontology_sources)
     site = f"{options.site_url} {options.site_name}"
     section_cache = SectionCache(cache.directory, site)
@@ -183,6 +186,8 @@ def _compile(pages: Sequence[PageInput], ontology_sources: Sequence[Source], pro
     titles = {source.id: source.title for source in sources}
     texts = [text for source, source_cut in zip(sources, cut, strict=True)
              for text in embedded_texts(source, source_cut)]
+    if opening is not None:
+        opening.join()
     vectors_blob = quantize(cache.embed(texts, _progress_bar))
     embedded = cache.embedded_since_save(texts)
     vectors = dequantize(vectors_blob, len(passages), DIMENSION)
@@ -200,6 +205,22 @@ def _compile(pages: Sequence[PageInput], ontology_sources: Sequence[Source], pro
         [page.src_path for page in pages], [page.lang for page in pages], options.language)
     return (_document(sources, languages, passages, prompt, options, gate, cache), sidecars,
             embedded)
+
+
+def _open_in_background(encoder: Encoder) -> threading.Thread | None:
+    """Open the encoder's session on another thread while the pages are cut (ONNX Runtime
+    builds it mostly outside the GIL): a rebuild that embeds one edited passage no longer
+    waits for it. A failure is left to the compiler's own first use, which reports it."""
+    if encoder.loaded:
+        return None
+
+    def load() -> None:
+        with contextlib.suppress(Exception):
+            encoder.load()
+
+    thread = threading.Thread(target=load, name="site-knowledge-encoder", daemon=True)
+    thread.start()
+    return thread
 
 
 def _now() -> str:
