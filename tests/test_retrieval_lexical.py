@@ -106,3 +106,11 @@ def test_an_index_of_some_terms_scores_and_covers_them_as_the_whole_index_does(c
         assert some.scores(query).tolist() == whole.scores(query).tolist()
         assert some.coverage(query) == whole.coverage(query)
     assert BM25(documents, k1, b, terms={"zzz-not-in-the-site"}).vocabulary() == frozenset()
+
+
+def test_documents_are_read_once_and_may_be_made_as_they_are_read(corpus) -> None:
+    documents, queries, k1, b = corpus
+    whole = BM25(documents, k1, b)
+    streamed = BM25((list(document) for document in documents), k1, b)
+    assert streamed.size == whole.size and streamed.vocabulary() == whole.vocabulary()
+    assert all(streamed.scores(q).tolist() == whole.scores(q).tolist() for q in queries)

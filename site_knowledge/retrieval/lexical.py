@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Sequence
-from itertools import chain, repeat
+from array import array
+from collections.abc import Collection, Iterable, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -16,32 +16,56 @@ B = 0.75
 """The BM25 parameters the compiler writes into ``lexical.k1`` and ``lexical.b``."""
 
 
+class _TermIds(dict[str, int]):
+    """Term -> id in order of first appearance; a term not yet seen gets the next id."""
+
+    @classmethod
+    def of(cls, terms: Collection[str]) -> _TermIds:
+        """The ids of a fixed set of terms (`indexed` then gives -1 for any other)."""
+        ids = cls()
+        for term in terms:
+            ids.setdefault(term, len(ids))
+        return ids
+
+    def __missing__(self, term: str) -> int:
+        self[term] = len(self)
+        return len(self) - 1
+
+    def indexed(self, term: str) -> int:
+        """The term's id, or -1 for a term not in the set."""
+        return self.get(term, -1)
+
+
 class BM25:
     """A BM25 index over tokenized documents; scoring is a few array operations per term."""
 
-    def __init__(self, documents: Sequence[Sequence[str]], k1: float, b: float,
+    def __init__(self, documents: Iterable[Sequence[str]], k1: float, b: float,
                  terms: Collection[str] | None = None) -> None:
-        """Index ``documents``; with ``terms``, only those terms get postings (a caller that
-        asks about known terms only, as the gate's calibration does), the lengths and IDF
+        """Index ``documents``, read once in one pass (each may be made as it is read, as the
+        compiler's cached tokens are); with ``terms``, only those terms get postings (a caller
+        that asks about known terms only, as the gate's calibration does), the lengths and IDF
         staying those of the whole documents."""
-        self.size = len(documents)
-        counts = np.fromiter((len(doc) for doc in documents), dtype=np.int64, count=self.size)
+        vocabulary = _TermIds() if terms is None else _TermIds.of(terms)
+        term_of = vocabulary.__getitem__ if terms is None else vocabulary.indexed
+        lengths_read: list[int] = []
+        ids_read = array("q")
+        for document in documents:
+            lengths_read.append(len(document))
+            ids_read.extend(map(term_of, document))
+        self.size = len(lengths_read)
+        counts = np.array(lengths_read, dtype=np.int64)
         lengths = counts.astype(np.float64)
         average = float(lengths.mean()) if self.size and lengths.sum() else 1.0
         norm = k1 * (1.0 - b + b * lengths / average)
         self._postings: dict[str, tuple[npt.NDArray[np.int64], FloatArray]] = {}
-        names = list(dict.fromkeys(chain.from_iterable(documents) if terms is None else terms))
-        if not names:
-            return
-        vocabulary = {term: index for index, term in enumerate(names)}
-        term_ids = np.fromiter(map(vocabulary.get, chain.from_iterable(documents), repeat(-1)),
-                               dtype=np.int64, count=int(counts.sum()))
+        names = list(vocabulary)
+        term_ids = np.frombuffer(ids_read, dtype=np.int64) if ids_read else np.empty(0, np.int64)
         rows = np.repeat(np.arange(self.size), counts)
         if terms is not None:
             indexed = term_ids >= 0
             term_ids, rows = term_ids[indexed], rows[indexed]
-            if not len(term_ids):
-                return
+        if not len(term_ids):
+            return
         # Each (term, document) pair once, with its count, sorted by term then document.
         pairs, tf_counts = np.unique(term_ids * self.size + rows, return_counts=True)
         pair_terms, pair_rows = np.divmod(pairs, self.size)
