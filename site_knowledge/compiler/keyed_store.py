@@ -7,12 +7,18 @@ the file follows the site and never grows with its history.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
 from typing import Generic, TypeVar
 
 V = TypeVar("V")
+
+
+def site_file(cache_dir: Path, kind: str, site: str) -> Path:
+    """The cache folder's ``kind`` file for one site (``sections-<hash of site>.json``)."""
+    return cache_dir / f"{kind}-{hashlib.sha256(site.encode()).hexdigest()[:16]}.json"
 
 
 class KeyedStore(Generic[V]):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from site_knowledge.compiler.artifact_cache import code_fingerprint
 from site_knowledge.compiler.chunking import merge_small_sections, page_sections
-from site_knowledge.compiler.keyed_store import KeyedStore
+from site_knowledge.compiler.keyed_store import KeyedStore, site_file
 from site_knowledge.compiler.model import Section
 
 Cut = list[list[str]]
@@ -24,9 +24,8 @@ class SectionCache:
     """``merge_small_sections(page_sections(html, title))``, remembered per site on disk."""
 
     def __init__(self, cache_dir: Path, site: str) -> None:
-        self._store: KeyedStore[Cut] = KeyedStore(
-            cache_dir / f"sections-{hashlib.sha256(site.encode()).hexdigest()[:16]}.json",
-            code_fingerprint())
+        self._store: KeyedStore[Cut] = KeyedStore(site_file(cache_dir, "sections", site),
+                                                  code_fingerprint())
         self.path = self._store.path
 
     def sections(self, html: str, title: str) -> tuple[Section, ...]:

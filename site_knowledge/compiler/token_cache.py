@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import overload
 
 from site_knowledge.compiler.artifact_cache import code_fingerprint
-from site_knowledge.compiler.keyed_store import KeyedStore
+from site_knowledge.compiler.keyed_store import KeyedStore, site_file
 from site_knowledge.retrieval.tokenizer import tokenize
 
 
@@ -25,7 +25,7 @@ class TokenCache:
     def __init__(self, cache_dir: Path, site: str, stopwords: frozenset[str]) -> None:
         self._stopwords = stopwords
         self._store: KeyedStore[str] = KeyedStore(
-            cache_dir / f"tokens-{hashlib.sha256(site.encode()).hexdigest()[:16]}.json",
+            site_file(cache_dir, "tokens", site),
             hashlib.sha256(f"{code_fingerprint()}\0{' '.join(sorted(stopwords))}".encode())
             .hexdigest())
         self.path = self._store.path
