@@ -459,6 +459,8 @@ AFFIRMATIONS = [  # (question, passages, answer): the yes check alone
      "Mira left Brightwater AG in 2021 because she was not happy there."),
     ("Why did Mira leave Brightwater AG in 2021?", [0, 1],
      "Mira did not leave Brightwater AG in 2021; she still works there."),
+    ("What is the Default of the Dynamic setting?", [10], "The Dynamic setting has a Default of 4."),
+    ("What does a Restart do to a Dynamic setting?", [10], "A Restart applies a Dynamic setting."),
 ]
 HOLDS = [("write", ["writing"]), ("go", ["google"]), ("go", ["go"]), ("teo", ["teodor"]),
          ("zürich", ["zürichsee"]), ("pg", ["pgbouncer"]), ("win", ["winter"]),

@@ -152,6 +152,20 @@ def test_a_restated_premise_the_site_never_pairs_is_unconfirmed() -> None:
                    tokenize) == "Then Vienna in 2021."
 
 
+def test_a_premise_window_spans_the_lines_of_an_evidence_passage() -> None:
+    headers = Passage("REST API > Authentication", "Legacy v1 tokens use the prefix Token "
+                      "rather than Bearer.\nAuthorization: Token <token>\nSee the token docs.\n"
+                      "Tokens of the Admin expire.")
+    question = "How does a legacy v1 token go in the Authorization header?"
+    said = "A legacy v1 token goes in the Authorization header as Token <token>."
+    assert unconfirmed_premise(said, question, [headers], "", tokenize, SITE) is None
+    too_far = "Which v1 tokens does the Admin hold?"
+    restated = "The Admin holds v1 tokens."
+    assert unconfirmed_premise(restated, too_far, [headers], "", tokenize, SITE) == restated
+    facts = "Facts:\n- Legacy v1 tokens are deprecated.\n- Authorization uses Bearer."
+    assert unconfirmed_premise(said, question, [], facts, tokenize, SITE) == said
+
+
 def test_grounding_replaces_a_restated_unconfirmed_premise() -> None:
     evidence = [Passage("CV > Career", "I moved to Vienna in April 2023 to join Fennec Systems.")]
     question = "Why did Teo move to Vienna in 2021?"

@@ -691,19 +691,23 @@ function confirms(window, terms, named) {
 
 /** The term sets that may confirm a yes and those that may deny it. Each sentence of a
  * non-fiction passage or of the stable facts that was not planted makes a window with up to near
- * such sentences either side on its line (a paragraph; list items and table rows stand alone)
- * and its passage's label (unless labels is false), and ONGOING_TERM when one of its sentences
+ * such sentences either side on its line (a paragraph; list items and table rows stand alone;
+ * with acrossLines, in its evidence passage: documentation writes the code line under the
+ * sentence that explains it) and its passage's label (unless labels is false), and ONGOING_TERM when one of its sentences
  * says something lasts (ENDED_TERM when one says something ended); each of its clauses that says
  * not, never or n't may deny it. */
-function windows(evidence, facts, tokenizeText, near = NEAR, labels = true) {
+function windows(evidence, facts, tokenizeText, near = NEAR, labels = true, acrossLines = false) {
   const found = [];
   const denied = [];
-  const texts = [...evidence.filter((p) => !p.fiction).map((p) => [p.label, p.text]), ["", facts]];
-  for (const [label, text] of texts) {
+  const texts = [
+    ...evidence.filter((p) => !p.fiction).map((p) => [p.label, p.text, acrossLines]),
+    ["", facts, false],
+  ];
+  for (const [label, text, spans] of texts) {
     const head = labels ? baseTerms(tokenizeText, label) : new Set();
-    for (const line of text.split("\n")) {
+    for (const run of spans ? [text] : text.split("\n")) {
       const own = [];
-      for (const [sentence, isPlanted] of planted(line)) {
+      for (const [sentence, isPlanted] of planted(run)) {
         if (isPlanted) continue;
         const terms = baseTerms(tokenizeText, plain(sentence.text));
         if (pySearch(ONGOING, sentence.text)) terms.add(ONGOING_TERM);
@@ -772,14 +776,15 @@ export function premiseNames(question, tokenizeText, siteTerms = []) {
 }
 
 /** For a question that is not yes/no, with at least PAIRED named terms besides the site's own
- * name's: the answer's sentence that restates them all while no window holds them all, or, for
+ * name's: the answer's sentence that restates them all while no window holds them all (its
+ * window spanning the lines of an evidence passage), or, for
  * a question presuming something ended, while a sentence holding the names it presumes ended
  * (endedNames) says it lasts and not that anything ended; null otherwise. */
 export function unconfirmedPremise(answer, question, evidence, facts, tokenizeText, siteTerms = []) {
   const names = premiseNames(question, tokenizeText, siteTerms);
   const said = names.length ? echoing(answer, names, tokenizeText) : null;
   if (said === null) return null;
-  const [found] = windows(evidence, facts, tokenizeText);
+  const [found] = windows(evidence, facts, tokenizeText, NEAR, true, true);
   if (!found.some((w) => holdsAll(names, w))) return said;
   const things = endedNames(question, names, tokenizeText);
   if (!things.length) return null;

@@ -123,21 +123,24 @@ def confirms(window: frozenset[str], terms: Sequence[str], named: frozenset[str]
 
 
 def windows(evidence: Sequence[Passage], facts: str, tokenize: Tokenize, near: int = NEAR,
-            labels: bool = True) -> tuple[list[frozenset[str]], list[frozenset[str]]]:
+            labels: bool = True, across_lines: bool = False
+            ) -> tuple[list[frozenset[str]], list[frozenset[str]]]:
     """The term sets that may confirm a yes and those that may deny it. Each sentence of a
     non-fiction passage or of the stable facts that was not planted makes a window with up
     to ``near`` such sentences either side on its line (a paragraph; list items and table
-    rows stand alone) and its passage's label (unless ``labels`` is false), and
-    ``ONGOING_TERM`` when one of its sentences says something lasts (``ENDED_TERM`` when one
-    says something ended); each of its clauses that says ``not``, ``never`` or ``n't`` may
-    deny it."""
+    rows stand alone; with ``across_lines``, in its evidence passage: documentation writes
+    the code line under the sentence that explains it) and its passage's label (unless
+    ``labels`` is false), and ``ONGOING_TERM`` when one of its sentences says something
+    lasts (``ENDED_TERM`` when one says something ended); each of its clauses that says
+    ``not``, ``never`` or ``n't`` may deny it."""
     found: list[frozenset[str]] = []
     denied: list[frozenset[str]] = []
-    for label, text in [*((p.label, p.text) for p in evidence if not p.fiction), ("", facts)]:
+    for label, text, spans in [*((p.label, p.text, across_lines)
+                                 for p in evidence if not p.fiction), ("", facts, False)]:
         head = _base_terms(label, tokenize) if labels else frozenset()
-        for line in text.split("\n"):
+        for run in [text] if spans else text.split("\n"):
             own: list[frozenset[str]] = []
-            for sentence, is_planted in planted(line):
+            for sentence, is_planted in planted(run):
                 if is_planted:
                     continue
                 marks = {mark for mark, pattern in ((ONGOING_TERM, ONGOING), (ENDED_TERM, ENDED))
@@ -212,15 +215,16 @@ def unconfirmed_premise(answer: str, question: str, evidence: Sequence[Passage],
                         tokenize: Tokenize, site_terms: Iterable[str] = ()) -> str | None:
     """For a question that is not yes/no, with at least ``PAIRED`` named terms besides the
     site's own name's: the answer's sentence that restates them all while no window holds
-    them all, or, for a question presuming something ended, while a sentence holding the
-    names it presumes ended (`ended_names`) says it lasts and not that anything ended ("Why
-    did Teo leave Fennec Systems in 2025?" against "Principal Engineer at Fennec Systems
-    since April 2023"); ``None`` otherwise."""
+    them all (windows spanning the lines of an evidence passage), or, for a question
+    presuming something ended, while a sentence holding the names it presumes ended
+    (`ended_names`) says it lasts and not that anything ended ("Why did Teo leave Fennec
+    Systems in 2025?" against "Principal Engineer at Fennec Systems since April 2023");
+    ``None`` otherwise."""
     names = premise_names(question, tokenize, site_terms)
     said = echoing(answer, names, tokenize) if names else None
     if said is None:
         return None
-    found, _ = windows(evidence, facts, tokenize)
+    found, _ = windows(evidence, facts, tokenize, across_lines=True)
     if not any(holds_all(names, w) for w in found):
         return said
     things = ended_names(question, names, tokenize)
