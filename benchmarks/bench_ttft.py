@@ -26,7 +26,7 @@ import httpx
 
 from benchmarks._llama import LOG, chat
 from benchmarks.harness import ThreadedServer, start_llama
-from site_knowledge.evals.dataset import load_battery
+from site_knowledge.evals.dataset import Item, load_battery
 from site_knowledge.gateway import prompt
 from site_knowledge.gateway.app import create_app
 from site_knowledge.gateway.config import GatewayConfig, Limits
@@ -39,15 +39,21 @@ from site_knowledge.retrieval import KnowledgeIndex, load_index
 GENEROUS = Limits(visitor_requests_per_minute=10_000, global_requests_per_minute=10_000)
 
 
-def start(preset_name: str, threads: int, extra: tuple[str, ...]) -> LlamaServer:
+def start(preset_name: str, threads: int, extra: tuple[str, ...],
+          repack: bool | None = None) -> LlamaServer:
     """llama-server on the preset's model as ``site-knowledge serve`` runs it (3 slots, the
-    host prompt cache on)."""
+    host prompt cache on, weight repacking as ``serve --repack`` says: ``None`` for auto)."""
     chosen = preset(preset_name)
     model = preset_path(chosen, cache_dir() / "models")
     if not model.is_file():
         raise SystemExit(f"{model} is missing: run `site-knowledge model fetch {preset_name}`")
     return start_llama(LOG, slots=3, threads=threads, cache_ram_mib=1024, extra=extra,
-                       model=model, model_sha256=chosen.sha256)
+                       model=model, model_sha256=chosen.sha256, repack=repack)
+
+
+def repack_choice(value: str) -> bool | None:
+    """``--repack auto|on|off`` as `start` takes it."""
+    return None if value == "auto" else value == "on"
 
 
 async def gateway_prompt(index: KnowledgeIndex, url: str, question: str
@@ -85,21 +91,35 @@ def summary(values: list[float]) -> dict[str, float | None]:
     return {"p50": percentile(values, 0.5), "p95": percentile(values, 0.95)}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+def add_arguments(parser: argparse.ArgumentParser, repack: str) -> None:
+    """The site, its questions, the preset and how llama-server runs it (``repack``: the
+    default of ``--repack``), and ``--out``."""
     parser.add_argument("--site", type=Path, required=True, help="a site built with the plugin")
     parser.add_argument("--questions", required=True, help="battery version or answer-set file")
     parser.add_argument("--questions-max", type=int, default=20)
     parser.add_argument("--preset", default=DEFAULT_PRESET)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--repack", choices=("auto", "on", "off"), default=repack,
+                        help=f"llama-server's weight repacking, as `serve --repack` "
+                             f"(default {repack})")
+    parser.add_argument("--out", type=Path, help="also write the JSON here")
+
+
+def questions(args: argparse.Namespace) -> list[Item]:
+    """The first ``--questions-max`` questions without history that may be answered."""
+    return [i for i in load_battery(args.questions).items
+            if not i.must_refuse and not i.history][:args.questions_max]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    add_arguments(parser, "auto")
     parser.add_argument("--llama-arg", action="append", default=[],
                         help="an extra llama-server argument, e.g. --llama-arg=-fa --llama-arg=on")
-    parser.add_argument("--out", type=Path, help="also write the JSON here")
     args = parser.parse_args()
     index = load_index(args.site)
-    items = [i for i in load_battery(args.questions).items
-             if not i.must_refuse and not i.history][:args.questions_max]
-    server = start(args.preset, args.threads, tuple(args.llama_arg))
+    items = questions(args)
+    server = start(args.preset, args.threads, tuple(args.llama_arg), repack_choice(args.repack))
     rows: list[dict[str, Any]] = []
     try:
         system = [{"role": "system", "content": index.artifact["prompt"]["system"]}]
@@ -131,7 +151,8 @@ def main() -> None:
     gateway_s = [r["gateway_s"] * 1000 for r in rows]
     report = {
         "site": str(args.site), "questions": args.questions, "preset": args.preset,
-        "threads": args.threads, "llama_args": args.llama_arg, "answered_by_a_model": len(rows),
+        "threads": args.threads, "repack": args.repack, "llama_args": args.llama_arg,
+        "answered_by_a_model": len(rows),
         "ttft_direct_ms": summary(direct_s), "ttft_gateway_ms": summary(gateway_s),
         "gateway_over_direct_p50": round(percentile(gateway_s, 0.5) / percentile(direct_s, 0.5), 2)
         if direct_s and gateway_s else None,

@@ -39,7 +39,8 @@ def free_port() -> int:
 def start_llama(log_path: Path, port: int | None = None, slots: int = 3,
                 cache_ram_mib: int = 256, threads: int = 1, cache_reuse: int = 256,
                 extra: tuple[str, ...] = (), model: Path | None = None,
-                model_sha256: str = DEFAULT_MODEL_SHA256) -> LlamaServer:
+                model_sha256: str = DEFAULT_MODEL_SHA256, repack: bool | None = None
+                ) -> LlamaServer:
     """A real llama-server on ``model`` (default: the embedded default model), ``-t 1`` unless
     ``threads`` says otherwise (the tests share two cores with it), logging to ``log_path``.
     Without an API key: the tests and benchmarks also read its ``/slots`` and ``/tokenize``
@@ -53,7 +54,7 @@ def start_llama(log_path: Path, port: int | None = None, slots: int = 3,
         raise SystemExit("llama-server not found: run scripts/setup_llama.sh")
     spec = LlamaSpec(binary=binary, model=model or default_model(), port=port or free_port(),
                      slots=slots, threads=threads, cache_ram_mib=cache_ram_mib,
-                     cache_reuse=cache_reuse, extra=extra)
+                     cache_reuse=cache_reuse, extra=extra, repack=repack)
     server = LlamaServer(spec, model_sha256, log=log_path.open("ab"), keyed=False)
     server.start(timeout_s=120)
     return server

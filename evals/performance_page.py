@@ -95,8 +95,11 @@ MEASURED = {
     "reground-grounding": "Grounding re-run on the stored answers: score; facts present; "
                           "expected page cited; answered; refused when due "
                           "(`python -m evals.reground --figures`)",
-    "focus-evidence": "First token on two cores, the gateway against llama-server alone on "
-                      "the same prompts (`python -m benchmarks.bench_ttft`)",
+    "focus-evidence": "First token on two cores with AVX but no AVX2 (2026-12-05's machine), "
+                      "the gateway against llama-server alone on the same prompts "
+                      "(`python -m benchmarks.bench_ttft`)",
+    "repack": "First token and whole answer on two cores with AVX-512, weight repacking on "
+              "and off (`python -m benchmarks.bench_llama_args`)",
     "gate-paraphrases": "The gate on every answer set: answerable questions it refuses, and "
                         "what it lets through (`python -m evals.gate_check`)",
 }
@@ -114,6 +117,8 @@ Run them side by side with their baseline on one machine:
 - query latency and bytes in the browser: `.venv/bin/python -m benchmarks.bench_browser --json OUT`
 - first token, the gateway against llama-server alone:
   `.venv/bin/python -m benchmarks.bench_ttft --site SITE_DIR --questions evals/netbox/answers.jsonl --out OUT`
+- a llama-server setting, with it against without it:
+  `.venv/bin/python -m benchmarks.bench_llama_args --site DIR --questions v2 --variant=--no-repack`
 - gateway overhead: `.venv/bin/python -m benchmarks.bench_gateway_overhead --rounds 30 --threads 1`
 - KV slots, cold against warm: `.venv/bin/python -m benchmarks.bench_kv_slots --scenarios 10 --threads 1`
 - load and soak: `.venv/bin/python -m benchmarks.bench_gateway_load --soak-minutes 30 --out OUT`

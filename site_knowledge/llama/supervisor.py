@@ -23,6 +23,7 @@ from typing import IO
 
 import httpx
 
+from .cpu import repack_by_default
 from .model import DEFAULT_MODEL_FILE, ModelVerificationError, verify_model
 
 LLAMA_SDIST_VERSION = "11434.0.0"
@@ -67,7 +68,8 @@ class LlamaSpec:
     """How to run llama-server. ``ctx_per_slot`` × ``slots`` is the ``-c`` total.
 
     ``cache_reuse`` (KV shifting of cached chunks) keeps the frozen history cached when the
-    four-exchange window slides and the oldest exchange leaves the prompt.
+    four-exchange window slides and the oldest exchange leaves the prompt. ``repack`` is
+    llama.cpp's weight repacking; ``None`` leaves it to this CPU (`cpu.repack_by_default`).
     """
 
     binary: Path
@@ -80,6 +82,7 @@ class LlamaSpec:
     cache_ram_mib: int = 1024
     cache_reuse: int = 256
     extra: tuple[str, ...] = field(default_factory=tuple)
+    repack: bool | None = None
 
     def command(self) -> list[str]:
         cmd = [
@@ -97,6 +100,8 @@ class LlamaSpec:
         ]
         if self.threads:
             cmd += ["-t", str(self.threads), "-tb", str(self.threads)]
+        if not (repack_by_default() if self.repack is None else self.repack):
+            cmd.append("--no-repack")
         return cmd + list(self.extra)
 
     @property

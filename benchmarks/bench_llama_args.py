@@ -1,20 +1,22 @@
-"""Speculative decoding for the answers: llama-server with a speculative mode against the same
-server without it, on the gateway's own prompts, in the same run, alternating.
+"""llama-server with some arguments against the same server without them, on the gateway's
+own prompts, in the same run, alternating: what a llama-server setting does to the first token,
+the whole answer and its text.
 
-Two llama-servers run the same preset side by side (one with ``--spec ARG`` arguments, one
-without); only one works at a time. For each answerable question of an answer set or battery
-(no history), the gateway's prompt is assembled (hybrid retrieval, the artifact's system
-prompt, the evidence fitted to the slot) and each server answers it on the answer slot with
-the gateway's own request body and answer budget, the slot first put back to the system
-prompt alone (as a running gateway keeps it). The order of the two alternates by question.
-Reported: time to the first token and to the whole answer (p50/p95 and the ratio of the
-medians), decoding tokens per second, the drafts llama-server accepted, and how many answers
-came out identical (greedy decoding verifies every drafted token, so the text should not
-change; a difference is the batch's arithmetic, and is counted).
+Two llama-servers run the same preset side by side (the variant with ``--variant ARG``
+arguments, both with the weight repacking ``--repack`` names); only one works at a time. For
+each answerable question of an answer set or battery (no history), the gateway's prompt is
+assembled (hybrid retrieval, the artifact's system prompt, the evidence fitted to the slot)
+and each server answers it on the answer slot with the gateway's own request body and answer
+budget, the slot first put back to the system prompt alone (as a running gateway keeps it).
+The order of the two alternates by question. Reported: time to the first token and to the
+whole answer (p50/p95 and the ratio of the medians), decoding tokens per second, drafted and
+accepted tokens for a speculative mode, and how many answers came out identical (greedy
+decoding: a difference is the arithmetic of another kernel or batch, and is counted).
 
-    .venv/bin/python -m benchmarks.bench_speculative --site /tmp/sk/netbox \\
-        --questions evals/netbox/answers.jsonl --questions-max 20 \\
-        --spec=--spec-type --spec=ngram-simple
+    .venv/bin/python -m benchmarks.bench_llama_args --site /tmp/sk/netbox \\
+        --questions evals/netbox/answers.jsonl --questions-max 12 --repack on \\
+        --variant=--no-repack
+    ... --repack auto --variant=--spec-type --variant=ngram-simple
 """
 
 from __future__ import annotations
@@ -22,17 +24,22 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-from pathlib import Path
 from typing import Any
 
 import httpx
 
 from benchmarks._llama import Timed, chat
-from benchmarks.bench_ttft import gateway_prompt, start, summary, wait_idle
-from site_knowledge.evals.dataset import load_battery
+from benchmarks.bench_ttft import (
+    add_arguments,
+    gateway_prompt,
+    questions,
+    repack_choice,
+    start,
+    summary,
+    wait_idle,
+)
 from site_knowledge.gateway import prompt
 from site_knowledge.gateway.metrics import percentile
-from site_knowledge.llama.presets import DEFAULT_PRESET
 from site_knowledge.llama.supervisor import LlamaServer
 from site_knowledge.retrieval import load_index
 
@@ -74,57 +81,55 @@ def side(rows: list[dict[str, Any]], key: str) -> dict[str, Any]:
 
 
 def ratio(rows: list[dict[str, Any]], measure: str) -> float | None:
-    """The speculative server's median over the plain one's."""
+    """The variant's median over the plain server's."""
     plain = [r["plain"][measure] for r in rows if r["plain"][measure] is not None]
-    spec = [r["spec"][measure] for r in rows if r["spec"][measure] is not None]
-    if not plain or not spec:
+    variant = [r["variant"][measure] for r in rows if r["variant"][measure] is not None]
+    if not plain or not variant:
         return None
-    return round(percentile(spec, 0.5) / percentile(plain, 0.5), 3)
+    return round(percentile(variant, 0.5) / percentile(plain, 0.5), 3)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
-    parser.add_argument("--site", type=Path, required=True, help="a site built with the plugin")
-    parser.add_argument("--questions", required=True, help="battery version or answer-set file")
-    parser.add_argument("--questions-max", type=int, default=20)
-    parser.add_argument("--preset", default=DEFAULT_PRESET)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--spec", action="append", required=True,
-                        help="a llama-server argument of the speculative server, e.g. "
-                             "--spec=--spec-type --spec=ngram-simple")
-    parser.add_argument("--out", type=Path, help="also write the JSON here")
+    add_arguments(parser, "on")
+    parser.add_argument("--variant", action="append", required=True,
+                        help="a llama-server argument of the variant, e.g. --variant=--no-repack")
     args = parser.parse_args()
     index = load_index(args.site)
     budget = prompt.Budgets.from_artifact(index.artifact).answer_tokens
-    items = [i for i in load_battery(args.questions).items
-             if not i.must_refuse and not i.history][:args.questions_max]
-    plain = start(args.preset, args.threads, ())
+    items = questions(args)
+    repack = repack_choice(args.repack)
+    plain = start(args.preset, args.threads, (), repack)
     rows: list[dict[str, Any]] = []
     try:
-        spec = start(args.preset, args.threads, tuple(args.spec))
+        variant = start(args.preset, args.threads, tuple(args.variant), repack)
         try:
             system = [{"role": "system", "content": index.artifact["prompt"]["system"]}]
-            with httpx.Client(timeout=600) as client:
+            with httpx.Client(timeout=600,
+                              limits=httpx.Limits(max_keepalive_connections=0)) as client:
                 for n, item in enumerate(items):
                     if not index.search(item.question).answerable:
                         continue
                     messages = asyncio.run(gateway_prompt(index, plain.spec.url, item.question))
-                    order = [("plain", plain), ("spec", spec)][::1 if n % 2 == 0 else -1]
+                    order = [("plain", plain), ("variant", variant)][::1 if n % 2 == 0 else -1]
                     timed = {name: answer(client, server, system, messages, budget)
                              for name, server in order}
-                    rows.append({"id": item.id, "same_text": timed["plain"].text == timed["spec"].text,
-                                 **{name: row(t) for name, t in timed.items()}})
+                    same = timed["plain"].text == timed["variant"].text
+                    rows.append({"id": item.id, "same_text": same,
+                                 **{name: row(t) for name, t in timed.items()},
+                                 **({} if same else {"texts": {name: t.text
+                                                               for name, t in timed.items()}})})
                     print(json.dumps(rows[-1]), flush=True)
         finally:
-            spec.stop()
+            variant.stop()
     finally:
         plain.stop()
     report = {
         "site": str(args.site), "questions": args.questions, "preset": args.preset,
-        "threads": args.threads, "spec_args": args.spec, "answers": len(rows),
-        "same_text": sum(r["same_text"] for r in rows),
-        "plain": side(rows, "plain"), "spec": side(rows, "spec"),
-        "spec_over_plain_p50": {m: ratio(rows, m) for m in ("ttft_s", "total_s")},
+        "threads": args.threads, "repack": args.repack, "variant_args": args.variant,
+        "answers": len(rows), "same_text": sum(r["same_text"] for r in rows),
+        "plain": side(rows, "plain"), "variant": side(rows, "variant"),
+        "variant_over_plain_p50": {m: ratio(rows, m) for m in ("ttft_s", "total_s")},
     }
     print(json.dumps(report, indent=2))
     if args.out:
