@@ -16,7 +16,7 @@ decoding: a difference is the arithmetic of another kernel or batch, and is coun
     .venv/bin/python -m benchmarks.bench_llama_args --site /tmp/sk/netbox \\
         --questions evals/netbox/answers.jsonl --questions-max 12 --repack on \\
         --variant=--no-repack
-    ... --repack auto --variant=--spec-type --variant=ngram-simple
+    ... --repack off --variant=--spec-type --variant=ngram-simple
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ from benchmarks.bench_ttft import (
     add_arguments,
     gateway_prompt,
     questions,
-    repack_choice,
     start,
     summary,
     wait_idle,
@@ -91,14 +90,14 @@ def ratio(rows: list[dict[str, Any]], measure: str) -> float | None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
-    add_arguments(parser, "on")
+    add_arguments(parser)
     parser.add_argument("--variant", action="append", required=True,
                         help="a llama-server argument of the variant, e.g. --variant=--no-repack")
     args = parser.parse_args()
     index = load_index(args.site)
     budget = prompt.Budgets.from_artifact(index.artifact).answer_tokens
     items = questions(args)
-    repack = repack_choice(args.repack)
+    repack = args.repack == "on"
     plain = start(args.preset, args.threads, (), repack)
     rows: list[dict[str, Any]] = []
     try:

@@ -40,9 +40,9 @@ GENEROUS = Limits(visitor_requests_per_minute=10_000, global_requests_per_minute
 
 
 def start(preset_name: str, threads: int, extra: tuple[str, ...],
-          repack: bool | None = None) -> LlamaServer:
+          repack: bool = True) -> LlamaServer:
     """llama-server on the preset's model as ``site-knowledge serve`` runs it (3 slots, the
-    host prompt cache on, weight repacking as ``serve --repack`` says: ``None`` for auto)."""
+    host prompt cache on, weight repacking as ``serve --repack`` says)."""
     chosen = preset(preset_name)
     model = preset_path(chosen, cache_dir() / "models")
     if not model.is_file():
@@ -50,10 +50,6 @@ def start(preset_name: str, threads: int, extra: tuple[str, ...],
     return start_llama(LOG, slots=3, threads=threads, cache_ram_mib=1024, extra=extra,
                        model=model, model_sha256=chosen.sha256, repack=repack)
 
-
-def repack_choice(value: str) -> bool | None:
-    """``--repack auto|on|off`` as `start` takes it."""
-    return None if value == "auto" else value == "on"
 
 
 async def gateway_prompt(index: KnowledgeIndex, url: str, question: str
@@ -91,17 +87,15 @@ def summary(values: list[float]) -> dict[str, float | None]:
     return {"p50": percentile(values, 0.5), "p95": percentile(values, 0.95)}
 
 
-def add_arguments(parser: argparse.ArgumentParser, repack: str) -> None:
-    """The site, its questions, the preset and how llama-server runs it (``repack``: the
-    default of ``--repack``), and ``--out``."""
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The site, its questions, the preset and how llama-server runs it, and ``--out``."""
     parser.add_argument("--site", type=Path, required=True, help="a site built with the plugin")
     parser.add_argument("--questions", required=True, help="battery version or answer-set file")
     parser.add_argument("--questions-max", type=int, default=20)
     parser.add_argument("--preset", default=DEFAULT_PRESET)
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--repack", choices=("auto", "on", "off"), default=repack,
-                        help=f"llama-server's weight repacking, as `serve --repack` "
-                             f"(default {repack})")
+    parser.add_argument("--repack", choices=("on", "off"), default="on",
+                        help="llama-server's weight repacking, as `serve --repack` (default on)")
     parser.add_argument("--out", type=Path, help="also write the JSON here")
 
 
@@ -113,13 +107,13 @@ def questions(args: argparse.Namespace) -> list[Item]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
-    add_arguments(parser, "auto")
+    add_arguments(parser)
     parser.add_argument("--llama-arg", action="append", default=[],
                         help="an extra llama-server argument, e.g. --llama-arg=-fa --llama-arg=on")
     args = parser.parse_args()
     index = load_index(args.site)
     items = questions(args)
-    server = start(args.preset, args.threads, tuple(args.llama_arg), repack_choice(args.repack))
+    server = start(args.preset, args.threads, tuple(args.llama_arg), args.repack == "on")
     rows: list[dict[str, Any]] = []
     try:
         system = [{"role": "system", "content": index.artifact["prompt"]["system"]}]

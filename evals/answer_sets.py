@@ -97,12 +97,13 @@ def _ready(url: str) -> bool:
 
 
 @contextmanager
-def serving(site_dir: Path, preset: str, gateway_port: int) -> Iterator[str]:
+def serving(site_dir: Path, preset: str, gateway_port: int, repack: str = "on") -> Iterator[str]:
     """``site-knowledge serve`` on the built site until the block ends; yields the gateway's
     URL once it is ready and its system prompt is primed."""
     command = [str(BIN / "site-knowledge"), "serve", str(site_dir), "--mode", "public",
                "--model-preset", preset, "--gateway-port", str(gateway_port),
-               "--llama-port", str(gateway_port + 1), "--port", str(gateway_port + 2)]
+               "--llama-port", str(gateway_port + 1), "--port", str(gateway_port + 2),
+               "--repack", repack]
     process = subprocess.Popen(command, start_new_session=True)
     url = f"http://127.0.0.1:{gateway_port}"
     try:
@@ -144,6 +145,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--only", action="append", default=[],
                         help="only these categories or ids (repeatable)")
     parser.add_argument("--port", type=int, default=8790, help="gateway port (+1 llama, +2 site)")
+    parser.add_argument("--repack", choices=("on", "off"), default="on",
+                        help="llama-server's weight repacking, as `serve --repack`")
+    parser.add_argument("--label", default="", help="a suffix for the reports' label")
     parser.add_argument("--out", type=Path, default=REPO / "evals" / "reports")
     args = parse_build_arguments(parser, argv)
     names = args.site or list(ANSWER_SETS)
@@ -155,8 +159,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             site_dir = root / answer_set.site
             if not args.reuse:
                 build(SITES[answer_set.site], site_dir, chat=False)
-            label = f"{name}-{args.preset}"
-            with serving(site_dir, args.preset, args.port) as url:
+            label = f"{name}-{args.preset}" + (f"-{args.label}" if args.label else "")
+            with serving(site_dir, args.preset, args.port, args.repack) as url:
                 ask(answer_set, site_dir, url, label, args.out, args.only)
             written.append(max(args.out.glob(f"battery-*-{slug(label)}-*.json"),
                                key=lambda p: p.stat().st_mtime))

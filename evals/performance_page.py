@@ -99,7 +99,8 @@ MEASURED = {
                       "the gateway against llama-server alone on the same prompts "
                       "(`python -m benchmarks.bench_ttft`)",
     "repack": "First token and whole answer on two cores with AVX-512, weight repacking on "
-              "and off (`python -m benchmarks.bench_llama_args`)",
+              "and off (`python -m benchmarks.bench_llama_args`; off scores lower, so the "
+              "default stays on)",
     "gate-paraphrases": "The gate on every answer set: answerable questions it refuses, and "
                         "what it lets through (`python -m evals.gate_check`)",
 }

@@ -92,6 +92,25 @@ def test_a_port_taken_by_another_process_is_refused_before_starting(tmp_path):
         holder.stop()
 
 
+def test_weight_repacking_is_llama_cpps_default_unless_turned_off():
+    spec = LlamaSpec(binary=Path("llama-server"), model=Path("model.gguf"))
+    assert "--no-repack" not in spec.command()
+    assert LlamaSpec(spec.binary, spec.model, repack=False).command()[-1] == "--no-repack"
+
+
+def test_a_llama_server_without_repacking_answers(tmp_path):
+    spec = LlamaSpec(binary=LLAMA_BINARY, model=MODEL, port=free_port(), threads=1,
+                     repack=False)
+    server = LlamaServer(spec, DEFAULT_MODEL_SHA256, log=(tmp_path / "llama.log").open("ab"))
+    server.start(timeout_s=120)
+    try:
+        reply = httpx.post(f"{spec.url}/completion", json={"prompt": "Hello", "n_predict": 4},
+                           headers=server.headers, timeout=60)
+        assert reply.status_code == 200 and reply.json()["tokens_predicted"] > 0
+    finally:
+        server.stop()
+
+
 def test_the_binary_is_looked_for_where_the_setup_installs_it(tmp_path, monkeypatch):
     monkeypatch.setenv("SITE_KNOWLEDGE_CACHE", str(tmp_path))
     monkeypatch.delenv("SITE_KNOWLEDGE_LLAMA_SERVER", raising=False)

@@ -297,9 +297,9 @@ def register(subparsers: Any) -> None:
                        help="the model's SHA-256 (required with --model)")
     serve.add_argument("--llama-server", default=None, help="llama-server binary")
     serve.add_argument("--threads", type=int, default=None, help="llama-server threads")
-    serve.add_argument("--repack", choices=("auto", "on", "off"), default="auto",
-                       help="llama-server's weight repacking: auto (off on CPUs with AVX-512, "
-                            "where it delays the first token), on or off")
+    serve.add_argument("--repack", choices=("on", "off"), default="on",
+                       help="llama-server's weight repacking (default on; off reads prompts "
+                            "faster on CPUs with AVX-512 but changes the answers: see docs)")
     serve.add_argument("--cache-ram", type=int, default=1024, metavar="MIB",
                        help="llama-server host prompt cache bound (0 disables)")
     serve.add_argument("--drain", type=float, default=20.0, metavar="SECONDS",
@@ -419,7 +419,7 @@ def run_serve(args: argparse.Namespace) -> int:
             return 2
     spec = LlamaSpec(binary=binary, model=model, port=args.llama_port, threads=args.threads,
                      cache_ram_mib=args.cache_ram,
-                     repack=None if args.repack == "auto" else args.repack == "on")
+                     repack=args.repack == "on")
     origins = frozenset({f"http://127.0.0.1:{args.port}", f"http://localhost:{args.port}",
                          *args.allow_origin})
     config = GatewayConfig(upstreams=(spec.url,), allow_origins=origins, model=model.name,
