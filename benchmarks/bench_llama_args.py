@@ -30,27 +30,24 @@ import httpx
 
 from benchmarks._llama import Timed, chat
 from benchmarks.bench_ttft import (
+    ANSWER_SLOT,
     add_arguments,
     gateway_prompt,
     questions,
     start,
     summary,
-    wait_idle,
+    system_only,
 )
 from site_knowledge.gateway import prompt
 from site_knowledge.gateway.metrics import percentile
 from site_knowledge.llama.supervisor import LlamaServer
 from site_knowledge.retrieval import load_index
 
-ANSWER_SLOT = 1
-"""The gateway's answer slot (``GatewayConfig.answer_slot``)."""
-
 
 def answer(client: httpx.Client, server: LlamaServer, system: list[dict[str, str]],
            messages: list[dict[str, str]], max_tokens: int) -> Timed:
     """One answer from ``server``, its answer slot first holding the system prompt alone."""
-    wait_idle(client, server.spec.url)
-    chat(client, server.spec.url, prompt.answer_payload(system, slot=ANSWER_SLOT, max_tokens=1))
+    system_only(client, server.spec.url, system)
     return chat(client, server.spec.url,
                 prompt.answer_payload(messages, slot=ANSWER_SLOT, max_tokens=max_tokens))
 

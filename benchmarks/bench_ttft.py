@@ -36,6 +36,8 @@ from site_knowledge.llama.presets import DEFAULT_PRESET, preset, preset_path
 from site_knowledge.llama.supervisor import LlamaServer, cache_dir
 from site_knowledge.retrieval import KnowledgeIndex, load_index
 
+ANSWER_SLOT = GatewayConfig.answer_slot
+"""The gateway's answer slot, the one its prompts are cached in."""
 GENEROUS = Limits(visitor_requests_per_minute=10_000, global_requests_per_minute=10_000)
 
 
@@ -83,6 +85,12 @@ def wait_idle(client: httpx.Client, url: str) -> None:
         time.sleep(0.05)
 
 
+def system_only(client: httpx.Client, url: str, system: list[dict[str, str]]) -> None:
+    """The answer slot back to the system prompt alone, as between visitors."""
+    wait_idle(client, url)
+    chat(client, url, prompt.answer_payload(system, slot=ANSWER_SLOT, max_tokens=1))
+
+
 def summary(values: list[float]) -> dict[str, float | None]:
     return {"p50": percentile(values, 0.5), "p95": percentile(values, 0.95)}
 
@@ -120,17 +128,12 @@ def main() -> None:
         config = GatewayConfig(upstreams=(server.spec.url,), limits=GENEROUS)
         with ThreadedServer(create_app(index, config)) as gateway, \
                 httpx.Client(timeout=300, limits=httpx.Limits(max_keepalive_connections=0)) as client:
-            def system_only() -> None:
-                """The answer slot back to the system prompt alone, as between visitors."""
-                wait_idle(client, server.spec.url)
-                chat(client, server.spec.url, prompt.answer_payload(system, slot=1, max_tokens=1))
-
             for item in items:
                 messages = asyncio.run(gateway_prompt(index, server.spec.url, item.question))
-                system_only()
+                system_only(client, server.spec.url, system)
                 direct = chat(client, server.spec.url,
-                              prompt.answer_payload(messages, slot=1, max_tokens=8))
-                system_only()
+                              prompt.answer_payload(messages, slot=ANSWER_SLOT, max_tokens=8))
+                system_only(client, server.spec.url, system)
                 through = first_delta(client, gateway.url, item.question)
                 if through is None:
                     continue

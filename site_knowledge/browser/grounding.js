@@ -693,9 +693,9 @@ function confirms(window, terms, named) {
  * non-fiction passage or of the stable facts that was not planted makes a window with up to near
  * such sentences either side on its line (a paragraph; list items and table rows stand alone;
  * with acrossLines, in its evidence passage: documentation writes the code line under the
- * sentence that explains it) and its passage's label (unless labels is false), and ONGOING_TERM when one of its sentences
- * says something lasts (ENDED_TERM when one says something ended); each of its clauses that says
- * not, never or n't may deny it. */
+ * sentence that explains it) and its passage's label (unless labels is false), and
+ * ONGOING_TERM when one of its sentences says something lasts (ENDED_TERM when one says
+ * something ended); each of its clauses that says not, never or n't may deny it. */
 function windows(evidence, facts, tokenizeText, near = NEAR, labels = true, acrossLines = false) {
   const found = [];
   const denied = [];
