@@ -101,6 +101,9 @@ MEASURED = {
     "repack": "First token and whole answer on two cores with AVX-512, weight repacking on "
               "and off (`python -m benchmarks.bench_llama_args`; off scores lower, so the "
               "default stays on)",
+    "speculative-draft": "Speculative decoding with the 0.5B drafting for the 1.5B, on two "
+                         "cores with AVX-512 (`python -m benchmarks.bench_llama_args`; slower, "
+                         "not kept)",
     "gate-paraphrases": "The gate on every answer set: answerable questions it refuses, and "
                         "what it lets through (`python -m evals.gate_check`)",
 }
