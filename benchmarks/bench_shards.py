@@ -39,6 +39,9 @@ QUESTION_SETS: dict[str, tuple[Path, ...]] = {
                             ("evaluationcontext-blog", "evaluationcontext-blog"),
                             ("fastapi-docs", "fastapi-docs"))},
 }
+CORPUS_QUESTIONS = tuple(path for name, files in QUESTION_SETS.items() if name != "example"
+                         for path in files)
+"""The four corpora's questions: a synthetic site's pages are theirs."""
 PROBES = (2, 4, 8, 1_000_000)
 """Partitions opened per query vector in the partitioned layout; the last opens them all."""
 ASSETS = "assets/site-knowledge"
@@ -82,8 +85,7 @@ def run(sites_dir: Path, reuse: bool, synthetic: list[Path]) -> dict[str, Any]:
         if not reuse:
             build(SITES[name], site_dir, artifact="sharded", chat=False)
         built.append((name, site_dir, QUESTION_SETS[name]))
-    corpora = tuple(path for name, files in QUESTION_SETS.items() if name != "example" for path in files)
-    built += [(f"synthetic {site.name}", site, corpora) for site in synthetic]
+    built += [(f"synthetic {site.name}", site, CORPUS_QUESTIONS) for site in synthetic]
     entries = []
     for name, site_dir, files in built:
         assets = site_dir / ASSETS
@@ -147,7 +149,20 @@ def chromium(sites_dir: Path, reuse: bool, name: str) -> dict[str, Any]:
         write_layout(site_dir / ASSETS / "site-knowledge.json", True)
     else:
         build(SITES[name], site_dir, artifact="sharded")
-    asked = [json.loads(line)["question"] for path in QUESTION_SETS[name]
+    return in_chromium(site_dir, name, QUESTION_SETS[name])
+
+
+def chromium_synthetic(site_dir: Path) -> dict[str, Any]:
+    """The box in Chromium on a built synthetic site (with its chat box), its shards cut again
+    as a build of its size cuts them, asked every corpus question."""
+    write_layout(site_dir / ASSETS / "site-knowledge.json", True)
+    return in_chromium(site_dir, f"synthetic {site_dir.parent.parent.name}", CORPUS_QUESTIONS)
+
+
+def in_chromium(site_dir: Path, name: str, files: tuple[Path, ...]) -> dict[str, Any]:
+    """Ask ``files``' questions to the box on the built ``site_dir``, from the shards and from
+    the single file: agreement, bytes and the worker's milliseconds."""
+    asked = [json.loads(line)["question"] for path in files
              for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     with tempfile.NamedTemporaryFile("w", suffix=".json") as given:
         given.write(json.dumps(asked))
@@ -207,12 +222,20 @@ def main(argv: list[str] | None = None) -> None:
                         help="also ask this site's questions to the box in Chromium (repeatable)")
     parser.add_argument("--synthetic", action="append", default=[], type=Path, metavar="SITE",
                         help="also measure this built benchmarks.synthetic_site site (repeatable)")
+    parser.add_argument("--chromium-synthetic", action="append", default=[], type=Path,
+                        metavar="SITE", help="also ask the corpora's questions to the box in "
+                        "Chromium on this built synthetic site with its chat box (repeatable)")
+    parser.add_argument("--chromium-only", action="store_true",
+                        help="only the Chromium runs (no Node table)")
     args = parse_build_arguments(parser, argv)
     with tempfile.TemporaryDirectory() as scratch:
         sites = args.sites or Path(scratch)
-        result = run(sites, args.reuse, args.synthetic)
-        result["chromium"] = [chromium(sites, args.reuse, name) for name in args.chromium]
-    text = table(result) + ("\n\n" + chromium_table(result["chromium"]) if args.chromium else "")
+        result: dict[str, Any] = ({"sites": [], "date": date.today().isoformat()}
+                                  if args.chromium_only else run(sites, args.reuse, args.synthetic))
+        result["chromium"] = [*(chromium(sites, args.reuse, name) for name in args.chromium),
+                              *(chromium_synthetic(site) for site in args.chromium_synthetic)]
+    text = "\n\n".join([*([table(result)] if result["sites"] else []),
+                         *([chromium_table(result["chromium"])] if result["chromium"] else [])])
     print(text)
     if args.out:
         args.out.with_suffix(".json").write_text(json.dumps(result, indent=1))

@@ -90,6 +90,8 @@ MEASURED = {
                    "(`python -m benchmarks.bench_build_scale`)",
     "shards": "The sharded artifact against the single file, per site "
               "(`python -m benchmarks.bench_shards`)",
+    "shards-box-10000": "The box in Chromium on the 10,000-page site, shards against the single "
+                        "file (`python -m benchmarks.bench_shards --chromium-synthetic`)",
     "retrieval-fastapi-languages": "Recall@4 (MRR) per language on FastAPI en/zh/es "
                                    "(`python -m evals.languages`)",
     "reground-grounding": "Grounding re-run on the stored answers: score; facts present; "

@@ -34,7 +34,7 @@ from site_knowledge.built_site.compile import CompileResult, compile_built_site
 from site_knowledge.built_site.content import THEMES, ContentRule, parse_selectors
 from site_knowledge.compiler.embed_cache import EmbeddingCache
 from site_knowledge.compiler.model import BuildError
-from site_knowledge.compiler.shards import MANIFEST_NAME, SHARD_DIR, shard_artifact
+from site_knowledge.compiler.shards import MANIFEST_NAME, SHARD_DIR, ShardSizes, shard_artifact
 from site_knowledge.embedding import Encoder
 from site_knowledge.retrieval.artifact import ARTIFACT_NAME, load_artifact
 
@@ -151,13 +151,18 @@ def test_serve_rendered_drafts_stay_out(example, tmp_path):
     assert result.report.embedded == 0
 
 
-def test_a_site_set_to_sharded_gets_its_shards_from_compile(example, tmp_path):
+@pytest.mark.parametrize(("options", "sizes"), [
+    ("", ShardSizes()),
+    ("      vectors_whole_up_to: 0\n", ShardSizes(whole_rows_bytes=0)),
+], ids=["vectors whole", "vectors partitioned"])
+def test_a_site_set_to_sharded_gets_its_shards_from_compile(example, tmp_path, options, sizes):
     """``artifact: sharded`` in the config: compile writes the manifest and the shards the
-    plugin would, and the launcher loads the manifest."""
+    plugin would, and the launcher loads the manifest. ``vectors_whole_up_to: 0`` cuts even
+    this small site's vectors into partitions."""
     config_file = copy_example(tmp_path / "src")
     text = config_file.read_text(encoding="utf-8")
     config_file.write_text(text.replace("  - site-knowledge:\n",
-                                        "  - site-knowledge:\n      artifact: sharded\n"),
+                                        f"  - site-knowledge:\n      artifact: sharded\n{options}"),
                            encoding="utf-8")
     site = zensical_build(config_file)
     result = compile_site(site, config_file, example.cache)
@@ -165,10 +170,11 @@ def test_a_site_set_to_sharded_gets_its_shards_from_compile(example, tmp_path):
     manifest = json.loads((assets / MANIFEST_NAME).read_text(encoding="utf-8"))
     single = json.loads((assets / ARTIFACT_NAME).read_text(encoding="utf-8"))
     vectors = (assets / single["vectors"]["file"]).read_bytes()
-    assert manifest == shard_artifact(single, vectors)[0]
+    assert manifest == shard_artifact(single, vectors, sizes)[0]
+    assert ("rows" in manifest["shards"]["dense"]) == (sizes.whole_rows_bytes > 0)
     assert manifest["counts"]["passages"] == result.report.passages
     assert {f"{SHARD_DIR}/{p.name}" for p in (assets / SHARD_DIR).iterdir()} == set(
-        shard_artifact(single, vectors)[1])
+        shard_artifact(single, vectors, sizes)[1])
     page = (site / "index.html").read_text(encoding="utf-8")
     assert f'"artifact":"{MANIFEST_NAME}"' in page
 

@@ -12,12 +12,14 @@ from sites import build_site
 
 from site_knowledge.budgets import DEFAULT_BUDGETS
 from site_knowledge.compiler.model import BuildError
+from site_knowledge.compiler.shards import ShardSizes
 from site_knowledge.plugin.options import (
     OPTION_HELP,
     SiteKnowledgeOptions,
     browser_options,
     load_options,
     option_reference,
+    site_settings,
 )
 
 PLUGIN_ENTRY = "  - site-knowledge:\n"
@@ -30,6 +32,14 @@ def test_defaults_and_relative_ontology(tmp_path: Path) -> None:
     assert Path(options.ontology) == tmp_path / "facts.py"
     assert options.chunk_size == 900 and options.chat is True and options.budgets == {}
     assert browser_options(options).gateways == ["https://ask.example.org"]
+    settings = site_settings(options, "Site", None, tmp_path / "site")
+    assert settings.shard_sizes == ShardSizes()
+
+
+def test_vectors_whole_up_to_sets_where_the_shards_partition_the_vectors(tmp_path: Path) -> None:
+    options = load_options({"vectors_whole_up_to": 40}, tmp_path / "mkdocs.yml")
+    settings = site_settings(options, "Site", None, tmp_path / "site")
+    assert settings.shard_sizes == ShardSizes(whole_rows_bytes=40 * 1048576)
 
 
 @pytest.mark.parametrize(("raw", "message"), [
@@ -51,6 +61,8 @@ def test_defaults_and_relative_ontology(tmp_path: Path) -> None:
      r"budgets\.browser\.answer_tokens: 2048 leaves no room for the prompt in context_tokens 2048"),
     ({"budgets": {"browser": 900}}, r"budgets\.browser: expected a mapping of fields, got 900"),
     ({"budgets": [900]}, r"plugins\.site-knowledge\.budgets: expected a mapping of readers"),
+    ({"vectors_whole_up_to": -1},
+     r"plugins\.site-knowledge\.vectors_whole_up_to: must be 0 or more megabytes, not -1"),
 ])
 def test_bad_options_name_the_file_and_option(tmp_path: Path, raw: dict[str, object],
                                               message: str) -> None:

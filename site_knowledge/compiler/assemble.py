@@ -33,7 +33,7 @@ from site_knowledge.compiler.prompt import (
     render_system_prompt,
 )
 from site_knowledge.compiler.shard_cache import ShardMemo
-from site_knowledge.compiler.shards import write_layout
+from site_knowledge.compiler.shards import ShardSizes, write_layout
 from site_knowledge.embedding import default_cache_dir
 
 
@@ -49,6 +49,7 @@ class SiteSettings:
         chunk_size: the passage limit in characters.
         budgets: overrides of :data:`site_knowledge.budgets.DEFAULT_BUDGETS`, per reader.
         language: the theme's language ("" when unknown).
+        shard_sizes: how a sharded artifact is cut.
     """
 
     site_name: str
@@ -58,6 +59,7 @@ class SiteSettings:
     chunk_size: int = 900
     budgets: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     language: str = ""
+    shard_sizes: ShardSizes = field(default_factory=ShardSizes)
 
 
 def load_knowledge_inputs(ontology: Path | None, site_name: str,
@@ -106,7 +108,7 @@ def compile_site(pages: Sequence[PageInput], settings: SiteSettings, cache: Embe
                            output_dir=settings.output_dir, chunk_size=settings.chunk_size,
                            budgets=merged_budgets(settings.budgets), language=settings.language)
     report = compile_knowledge(pages, sources, prompt, options, cache)
-    write_layout(report.artifact_path, sharded,
+    write_layout(report.artifact_path, sharded, settings.shard_sizes,
                  memo=ShardMemo(cache.directory, report.memo_key, report.built_at))
     return report
 

@@ -45,7 +45,7 @@ class ShardSizes:
 
     lexical_bytes: int = 8_000
     fragment_bytes: int = 8_000
-    whole_rows_bytes: int = 8_000_000
+    whole_rows_bytes: int = 8 * 1048576
     partition_rows: int = 128
     probes: int = 8
 

@@ -18,7 +18,7 @@ from site_knowledge.browser.assets import ENGINES, BrowserOptions, wllama_parts
 from site_knowledge.budgets import FIELD_HELP, READERS, BudgetError, checked_overrides
 from site_knowledge.compiler.assemble import SiteSettings
 from site_knowledge.compiler.model import BuildError
-from site_knowledge.compiler.shards import MANIFEST_NAME
+from site_knowledge.compiler.shards import MANIFEST_NAME, ShardSizes
 from site_knowledge.plugin.gateways import GatewayList
 from site_knowledge.retrieval.artifact import ARTIFACT_NAME
 
@@ -26,6 +26,7 @@ PLUGIN_NAME = "site-knowledge"
 MIN_CHUNK, MAX_CHUNK = 200, 900
 LAYOUTS = ("auto", "single", "sharded")
 SHARD_ABOVE_MB = 8
+VECTORS_WHOLE_MB = ShardSizes().whole_rows_bytes // 1048576
 
 
 class _ChunkSize(c.Type[int]):
@@ -34,6 +35,14 @@ class _ChunkSize(c.Type[int]):
         if not MIN_CHUNK <= size <= MAX_CHUNK:
             raise base.ValidationError(f"must be between {MIN_CHUNK} and {MAX_CHUNK}, not {size}")
         return size
+
+
+class _Megabytes(c.Type[int]):
+    def run_validation(self, value: object) -> int:
+        megabytes = super().run_validation(value)
+        if megabytes < 0:
+            raise base.ValidationError(f"must be 0 or more megabytes, not {megabytes}")
+        return megabytes
 
 
 class _WllamaModel(c.Type[str]):
@@ -92,6 +101,7 @@ class SiteKnowledgeOptions(base.Config):
     cdn = c.Type(bool, default=False)
     artifact = c.Choice(LAYOUTS, default="auto")
     shard_above = c.Type(int, default=SHARD_ABOVE_MB)
+    vectors_whole_up_to = _Megabytes(int, default=VECTORS_WHOLE_MB)
 
 
 OPTION_HELP: dict[str, tuple[str, str]] = {
@@ -122,6 +132,11 @@ OPTION_HELP: dict[str, tuple[str, str]] = {
                         "question; docs/sharded.md), or auto: sharded when the pages' rendered "
                         "HTML exceeds shard_above."),
     "shard_above": ("int", "Megabytes of rendered page HTML above which artifact: auto shards."),
+    "vectors_whole_up_to": ("int", "Sharded only: megabytes of vectors up to which the box "
+                                   "reads them whole on opening (the single file's exact "
+                                   "ranking); above, it fetches the k-means partitions nearest "
+                                   "each question (fewer bytes, an approximate ranking; "
+                                   "docs/sharded.md)."),
 }
 """Each option's type (as written in mkdocs.yml) and description."""
 
@@ -185,4 +200,5 @@ def site_settings(options: SiteKnowledgeOptions, site_name: str, site_url: str |
         site_name=site_name, site_url=site_url or "", output_dir=site_dir / options.output_dir,
         ontology=Path(options.ontology) if options.ontology else None,
         chunk_size=options.chunk_size, budgets=options.budgets, language=language,
+        shard_sizes=ShardSizes(whole_rows_bytes=options.vectors_whole_up_to * 1048576),
     )
