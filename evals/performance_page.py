@@ -103,6 +103,8 @@ MEASURED = {
     "repack": "First token and whole answer on two cores with AVX-512, weight repacking on "
               "and off (`python -m benchmarks.bench_llama_args`; off scores lower, so the "
               "default stays on)",
+    "numerics-noise": "How far arithmetic alone moves the answer sets: a speculative draft as a "
+                      "control beside repacking off (`python -m evals.answer_sets`)",
     "speculative-draft": "Speculative decoding with the 0.5B drafting for the 1.5B, on two "
                          "cores with AVX-512 (`python -m benchmarks.bench_llama_args`; slower, "
                          "not kept)",
