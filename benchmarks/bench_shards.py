@@ -103,7 +103,6 @@ def run(sites_dir: Path, reuse: bool, synthetic: list[Path]) -> dict[str, Any]:
         subprocess.run(["node", str(REPO / "benchmarks" / "bench_shards.mjs"), str(given), str(got)],
                        check=True, cwd=REPO)
         result: dict[str, Any] = json.loads(got.read_text())
-    result["date"] = date.today().isoformat()
     return result
 
 
@@ -230,8 +229,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_build_arguments(parser, argv)
     with tempfile.TemporaryDirectory() as scratch:
         sites = args.sites or Path(scratch)
-        result: dict[str, Any] = ({"sites": [], "date": date.today().isoformat()}
-                                  if args.chromium_only else run(sites, args.reuse, args.synthetic))
+        result = {"sites": []} if args.chromium_only else run(sites, args.reuse, args.synthetic)
+        result["date"] = date.today().isoformat()
         result["chromium"] = [*(chromium(sites, args.reuse, name) for name in args.chromium),
                               *(chromium_synthetic(site) for site in args.chromium_synthetic)]
     text = "\n\n".join([*([table(result)] if result["sites"] else []),

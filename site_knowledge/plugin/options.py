@@ -25,24 +25,26 @@ from site_knowledge.retrieval.artifact import ARTIFACT_NAME
 PLUGIN_NAME = "site-knowledge"
 MIN_CHUNK, MAX_CHUNK = 200, 900
 LAYOUTS = ("auto", "single", "sharded")
+MB = 1048576
+"""Bytes in a megabyte as the options count them (MiB, as the build's summary line does)."""
 SHARD_ABOVE_MB = 8
-VECTORS_WHOLE_MB = ShardSizes().whole_rows_bytes // 1048576
+VECTORS_WHOLE_MB = ShardSizes().whole_rows_bytes // MB
 
 
-class _ChunkSize(c.Type[int]):
+class _Bounded(c.Type[int]):
+    """An integer from ``low`` to ``high`` (no upper bound when None)."""
+
+    def __init__(self, low: int, high: int | None = None, unit: str = "", **kwargs: Any) -> None:
+        super().__init__(int, **kwargs)
+        self.low, self.high, self.unit = low, high, unit
+
     def run_validation(self, value: object) -> int:
-        size = super().run_validation(value)
-        if not MIN_CHUNK <= size <= MAX_CHUNK:
-            raise base.ValidationError(f"must be between {MIN_CHUNK} and {MAX_CHUNK}, not {size}")
-        return size
-
-
-class _Megabytes(c.Type[int]):
-    def run_validation(self, value: object) -> int:
-        megabytes = super().run_validation(value)
-        if megabytes < 0:
-            raise base.ValidationError(f"must be 0 or more megabytes, not {megabytes}")
-        return megabytes
+        number = super().run_validation(value)
+        if self.high is not None and not self.low <= number <= self.high:
+            raise base.ValidationError(f"must be between {self.low} and {self.high}, not {number}")
+        if number < self.low:
+            raise base.ValidationError(f"must be {self.low} or more {self.unit}, not {number}")
+        return number
 
 
 class _WllamaModel(c.Type[str]):
@@ -89,7 +91,7 @@ class SiteKnowledgeOptions(base.Config):
 
     enabled = c.Type(bool, default=True)
     ontology = c.Optional(c.File(exists=True))
-    chunk_size = _ChunkSize(int, default=MAX_CHUNK)
+    chunk_size = _Bounded(MIN_CHUNK, MAX_CHUNK, default=MAX_CHUNK)
     cache_dir = c.Optional(c.Type(str))
     output_dir = c.Type(str, default="assets/site-knowledge")
     gateways = GatewayList()
@@ -101,7 +103,7 @@ class SiteKnowledgeOptions(base.Config):
     cdn = c.Type(bool, default=False)
     artifact = c.Choice(LAYOUTS, default="auto")
     shard_above = c.Type(int, default=SHARD_ABOVE_MB)
-    vectors_whole_up_to = _Megabytes(int, default=VECTORS_WHOLE_MB)
+    vectors_whole_up_to = _Bounded(0, unit="megabytes", default=VECTORS_WHOLE_MB)
 
 
 OPTION_HELP: dict[str, tuple[str, str]] = {
@@ -189,7 +191,7 @@ def sharded_layout(options: SiteKnowledgeOptions, html_bytes: int) -> bool:
     """Whether the site gets the sharded artifact: as configured, or for ``auto`` when the
     pages' rendered HTML (``html_bytes``) exceeds ``shard_above`` megabytes."""
     if options.artifact == "auto":
-        return html_bytes > options.shard_above * 1048576
+        return html_bytes > options.shard_above * MB
     return bool(options.artifact == "sharded")
 
 
@@ -200,5 +202,5 @@ def site_settings(options: SiteKnowledgeOptions, site_name: str, site_url: str |
         site_name=site_name, site_url=site_url or "", output_dir=site_dir / options.output_dir,
         ontology=Path(options.ontology) if options.ontology else None,
         chunk_size=options.chunk_size, budgets=options.budgets, language=language,
-        shard_sizes=ShardSizes(whole_rows_bytes=options.vectors_whole_up_to * 1048576),
+        shard_sizes=ShardSizes(whole_rows_bytes=options.vectors_whole_up_to * MB),
     )
