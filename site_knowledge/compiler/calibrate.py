@@ -30,7 +30,7 @@ import numpy.typing as npt
 
 from site_knowledge.compiler.offtopic import offtopic_questions, offtopic_sections
 from site_knowledge.retrieval.gate import GateSignals, accepts, elsewhere_entry, signals
-from site_knowledge.retrieval.lexical import BM25, K1, B
+from site_knowledge.retrieval.lexical import DocumentFrequencies
 from site_knowledge.retrieval.tokenizer import tokenize
 from site_knowledge.retrieval.vectors import quantize
 
@@ -91,7 +91,7 @@ class ProbeSignals:
 
 
 def _site_signals(queries: npt.NDArray[np.float32], terms: Sequence[Sequence[str]],
-                  left_out: Sequence[frozenset[int]], bm25: BM25,
+                  left_out: Sequence[frozenset[int]], frequencies: DocumentFrequencies,
                   vectors: npt.NDArray[np.float32]) -> list[GateSignals]:
     """The reader's gate signals for each probe (its tokens in ``terms``), its own section's
     passages left out; the ``elsewhere`` cosine is filled in once the kept questions from
@@ -102,7 +102,7 @@ def _site_signals(queries: npt.NDArray[np.float32], terms: Sequence[Sequence[str
         cosines = cosine_matrix[:, column].copy()
         if excluded:
             cosines[list(excluded)] = -1.0
-        rows.append(signals(bm25, query_terms, cosines, np.empty(0)))
+        rows.append(signals(frequencies, query_terms, cosines, np.empty(0)))
     return rows
 
 
@@ -134,7 +134,7 @@ def calibrate_gate(passage_tokens: Sequence[Sequence[str]], headings: Sequence[s
                    embed: Embed) -> tuple[dict[str, Any], bytes]:
     """Choose the gate's thresholds and its examples of elsewhere for this site.
 
-    The probes are scored by the reader's own code: BM25's coverage and the gate's
+    The probes are scored by the reader's own code: the lexical coverage and the gate's
     `signals` and `accepts`, over the passages as the reader tokenizes them. The packaged
     questions the site matches poorly are kept as examples of elsewhere (`kept_elsewhere`);
     each negative probe is scored against the others (leave-one-out).
@@ -155,13 +155,13 @@ def calibrate_gate(passage_tokens: Sequence[Sequence[str]], headings: Sequence[s
                      {"probes": len(probes), "note": "too small to calibrate"}), reference
     probe_terms = [tokenize(p.question, stopwords) for p in probes]
     negative_terms = [tokenize(question, stopwords) for question in negatives]
-    # Coverage is all calibration asks of BM25: only the probes' own terms are indexed.
-    bm25 = BM25(passage_tokens, K1, B, terms=set(chain(*probe_terms, *negative_terms)))
+    # Coverage is all calibration asks of the lexical index: the probes' own terms counted.
+    frequencies = DocumentFrequencies(passage_tokens, set(chain(*probe_terms, *negative_terms)))
     probe_vectors = embed([p.question for p in probes])
     positive_rows = _site_signals(probe_vectors, probe_terms, [p.left_out for p in probes],
-                                  bm25, vectors)
+                                  frequencies, vectors)
     negative_rows = _site_signals(negative_vectors, negative_terms,
-                                  [frozenset()] * len(negatives), bm25, vectors)
+                                  [frozenset()] * len(negatives), frequencies, vectors)
     kept = kept_elsewhere(np.array([r.cosine for r in positive_rows]),
                           np.array([r.cosine for r in negative_rows]))
     positive = _probe_signals(positive_rows, _best_elsewhere(

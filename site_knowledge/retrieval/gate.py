@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from site_knowledge.retrieval.lexical import BM25
+from site_knowledge.retrieval.lexical import BM25, DocumentFrequencies
 from site_knowledge.retrieval.vectors import dequantize
 
 OPEN_GATE: dict[str, Any] = {"min_coverage": 0.0, "min_cosine": -2.0, "strong_cosine": -2.0,
@@ -43,12 +43,13 @@ class GateSignals:
         return self.cosine - self.elsewhere
 
 
-def signals(bm25: BM25, terms: Sequence[str], cosines: npt.NDArray[Any],
+def signals(bm25: BM25 | DocumentFrequencies, terms: Sequence[str], cosines: npt.NDArray[Any],
             elsewhere: npt.NDArray[Any], within: Collection[str] | None = None) -> GateSignals:
     """The gate's inputs for a query.
 
     Args:
-        bm25: The passage index (its IDF gives the coverage).
+        bm25: The passage index, or its document frequencies of the query's terms (their IDF
+            gives the coverage).
         terms: The query's tokens.
         cosines: The query's cosine with every passage the gate may consider.
         elsewhere: The query's cosine with every kept question from elsewhere.

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Collection, Iterable, Sequence
+from collections import Counter
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -16,37 +17,63 @@ B = 0.75
 """The BM25 parameters the compiler writes into ``lexical.k1`` and ``lexical.b``."""
 
 
+def idf_of(size: int, document_frequency: int) -> float:
+    """``ln(1 + (N - n + 0.5) / (n + 0.5))`` for n of N documents: positive for every n."""
+    n = document_frequency
+    return math.log(1.0 + (size - n + 0.5) / (n + 0.5))
+
+
+def _coverage(size: int, frequencies: Mapping[str, int], terms: Sequence[str],
+              found: Collection[str]) -> float:
+    distinct = list(dict.fromkeys(terms))
+    weights = [idf_of(size, frequencies.get(term, 0)) for term in distinct]
+    total = sum(weights)
+    if total == 0.0:
+        return 0.0
+    return sum(w for term, w in zip(distinct, weights, strict=True) if term in found) / total
+
+
+class DocumentFrequencies:
+    """How many documents hold each of a few terms: all a query's coverage asks, so the gate's
+    calibration counts the probes' terms instead of indexing the whole site."""
+
+    def __init__(self, documents: Iterable[Iterable[str]], terms: Collection[str]) -> None:
+        """Count, in one pass over ``documents``, the documents holding each of ``terms``."""
+        wanted = frozenset(terms)
+        counts: Counter[str] = Counter()
+        size = 0
+        for document in documents:
+            size += 1
+            counts.update(wanted.intersection(document))
+        self.size = size
+        self._frequencies = dict(counts)
+
+    def document_frequency(self, term: str) -> int:
+        """How many documents contain the term (0 for a term not counted)."""
+        return self._frequencies.get(term, 0)
+
+    def coverage(self, terms: Sequence[str], within: Collection[str] | None = None) -> float:
+        """As `BM25.coverage`, for queries made of the counted terms."""
+        return _coverage(self.size, self._frequencies, terms,
+                         self._frequencies if within is None else within)
+
+
 class _TermIds(dict[str, int]):
     """Term -> id in order of first appearance; a term not yet seen gets the next id."""
-
-    @classmethod
-    def of(cls, terms: Collection[str]) -> _TermIds:
-        """The ids of a fixed set of terms (`indexed` then gives -1 for any other)."""
-        ids = cls()
-        for term in terms:
-            ids.setdefault(term, len(ids))
-        return ids
 
     def __missing__(self, term: str) -> int:
         self[term] = len(self)
         return len(self) - 1
 
-    def indexed(self, term: str) -> int:
-        """The term's id, or -1 for a term not in the set."""
-        return self.get(term, -1)
-
 
 class BM25:
     """A BM25 index over tokenized documents; scoring is a few array operations per term."""
 
-    def __init__(self, documents: Iterable[Sequence[str]], k1: float, b: float,
-                 terms: Collection[str] | None = None) -> None:
+    def __init__(self, documents: Iterable[Sequence[str]], k1: float, b: float) -> None:
         """Index ``documents``, read once in one pass (each may be made as it is read, as the
-        compiler's cached tokens are); with ``terms``, only those terms get postings (a caller
-        that asks about known terms only, as the gate's calibration does), the lengths and IDF
-        staying those of the whole documents."""
-        vocabulary = _TermIds() if terms is None else _TermIds.of(terms)
-        term_of = vocabulary.__getitem__ if terms is None else vocabulary.indexed
+        compiler's cached tokens are)."""
+        vocabulary = _TermIds()
+        term_of = vocabulary.__getitem__
         lengths_read: list[int] = []
         ids_read = array("q")
         for document in documents:
@@ -61,9 +88,6 @@ class BM25:
         names = list(vocabulary)
         term_ids = np.frombuffer(ids_read, dtype=np.int64) if ids_read else np.empty(0, np.int64)
         rows = np.repeat(np.arange(self.size), counts)
-        if terms is not None:
-            indexed = term_ids >= 0
-            term_ids, rows = term_ids[indexed], rows[indexed]
         if not len(term_ids):
             return
         # Each (term, document) pair once, with its count, sorted by term then document.
@@ -71,17 +95,16 @@ class BM25:
         pair_terms, pair_rows = np.divmod(pairs, self.size)
         starts = np.flatnonzero(np.r_[True, pair_terms[1:] != pair_terms[:-1]])
         frequencies = np.diff(np.r_[starts, len(pair_terms)])
-        idf = np.array([self.idf(int(n)) for n in frequencies])
+        idfs = np.array([idf_of(self.size, int(n)) for n in frequencies])
         tf = tf_counts.astype(np.float64)
-        weights = tf * (k1 + 1.0) / (tf + norm[pair_rows]) * np.repeat(idf, frequencies)
+        weights = tf * (k1 + 1.0) / (tf + norm[pair_rows]) * np.repeat(idfs, frequencies)
         for start, frequency in zip(starts.tolist(), frequencies.tolist(), strict=True):
             end = start + frequency
             self._postings[names[pair_terms[start]]] = (pair_rows[start:end], weights[start:end])
 
     def idf(self, document_frequency: int) -> float:
-        """``ln(1 + (N - n + 0.5) / (n + 0.5))``: positive for every n."""
-        n = document_frequency
-        return math.log(1.0 + (self.size - n + 0.5) / (n + 0.5))
+        """`idf_of` this index's documents."""
+        return idf_of(self.size, document_frequency)
 
     def document_frequency(self, term: str) -> int:
         """How many documents contain the term."""
@@ -104,11 +127,7 @@ class BM25:
     def coverage(self, terms: Sequence[str], within: Collection[str] | None = None) -> float:
         """IDF-weighted share of the distinct query terms found anywhere in the corpus, or in
         ``within`` (the terms of the passages of one language)."""
-        distinct = list(dict.fromkeys(terms))
-        weights = [self.idf(self.document_frequency(term)) for term in distinct]
-        total = sum(weights)
-        if total == 0.0:
-            return 0.0
-        found = self._postings if within is None else within
-        seen = sum(w for term, w in zip(distinct, weights, strict=True) if term in found)
-        return seen / total
+        frequencies = {term: len(posting[0]) for term in terms
+                       if (posting := self._postings.get(term)) is not None}
+        return _coverage(self.size, frequencies, terms,
+                         self._postings if within is None else within)
