@@ -5,6 +5,7 @@ from __future__ import annotations
 from site_knowledge.grounding.text import (
     cite_phrases_as_markers,
     inflection_key,
+    is_decline,
     is_meta,
     is_negated,
     numbers,
@@ -73,3 +74,13 @@ def test_a_citation_phrase_may_name_the_excerpt_before_its_markers():
     assert cite_phrases_as_markers("It lasted 30 minutes, as stated in the provided excerpts [1] [2].") == \
         "It lasted 30 minutes [1] [2]."
     assert cite_phrases_as_markers("It is shown in the excerpt below.") == "It is shown in the excerpt below."
+
+
+def test_a_decline_is_negated_before_the_clause_its_saying_reports():
+    assert is_decline("The site does not mention any MBA.")
+    assert is_decline("The site does not say that Teo moved to Munich.")
+    assert is_decline("The site provides no information on the price.")
+    assert not is_decline("The site states that the step will not take place if the field "
+                          "is left out [1].")
+    assert not is_decline("The site mentions that it does not support LDAP groups.")
+    assert not is_decline("Teo never worked at Google.")

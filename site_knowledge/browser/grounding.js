@@ -49,6 +49,7 @@ const LIST_NUMBER = compiled("LIST_NUMBER", { fullmatch: true });
 const NEGATION = compiled("NEGATION");
 const SAYING = compiled("SAYING");
 const SOURCE = compiled("SOURCE");
+const REPORTED_CLAUSE = compiled("REPORTED_CLAUSE");
 const REPORTED = compiled("REPORTED", ALL);
 const CLAUSE = compiled("CLAUSE");
 const NUMBER = compiled("NUMBER", ALL);
@@ -182,9 +183,15 @@ export function isNegated(sentence) {
   return pySearch(NEGATION, sentence);
 }
 
-/** The sentence declines to answer (SAYING, SOURCE): "The site does not mention any MBA." */
+/** The sentence declines to answer (SAYING, SOURCE): "The site does not mention any MBA.";
+ * negated before any clause it reports (REPORTED_CLAUSE): "The site states that the step will
+ * not take place" answers. */
 export function isDecline(sentence) {
-  return isNegated(sentence) && pySearch(SAYING, sentence) && pySearch(SOURCE, sentence);
+  const saying = pyExec(SAYING, sentence);
+  if (saying === null || !pySearch(SOURCE, sentence)) return false;
+  const after = saying.index + saying[0].length;
+  const reported = pyExec(REPORTED_CLAUSE, sentence.slice(after));
+  return isNegated(reported === null ? sentence : sentence.slice(0, after + reported.index));
 }
 
 const META = compiled("META");

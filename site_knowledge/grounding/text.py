@@ -22,6 +22,9 @@ SAYING = pattern("SAYING")
 SOURCE = pattern("SOURCE")
 """A sentence declining to answer says what a source (the site, the excerpts, "I") does not
 say ("The site does not mention any MBA.", "I don't know.")."""
+_REPORTED_CLAUSE = pattern("REPORTED_CLAUSE")
+"""What a source says, after its verb ("The site states that the step will not take place"):
+a negation there is the answer's, not a decline's."""
 
 NUMBER_WORDS = table("NUMBER_WORDS")
 _NUMBER = pattern("NUMBER")
@@ -150,9 +153,13 @@ def is_negated(sentence: str) -> bool:
 
 
 def is_decline(sentence: str) -> bool:
-    """The sentence declines to answer (``SAYING``, ``SOURCE``)."""
-    return (is_negated(sentence) and SAYING.search(sentence) is not None
-            and SOURCE.search(sentence) is not None)
+    """The sentence declines to answer (``SAYING``, ``SOURCE``): negated before any clause it
+    reports (``REPORTED_CLAUSE``)."""
+    saying = SAYING.search(sentence)
+    if saying is None or SOURCE.search(sentence) is None:
+        return False
+    reported = _REPORTED_CLAUSE.search(sentence, saying.end())
+    return is_negated(sentence if reported is None else sentence[:reported.start()])
 
 
 CODE_TOKEN = pattern("CODE_TOKEN")

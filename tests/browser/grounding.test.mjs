@@ -20,6 +20,7 @@ import {
   inflectionKey,
   holds,
   isInjection,
+  isDecline,
   isNegated,
   namedTerms,
   notice,
@@ -131,6 +132,7 @@ for (const c of V.inflection) {
 }
 for (const c of V.numbers) test(`numbers ${show(c.text)}`, () => assert.deepEqual(numbers(c.text), c.numbers));
 for (const c of V.negation) test(`negation ${show(c.text)}`, () => assert.equal(isNegated(c.text), c.negated));
+for (const c of V.decline) test(`decline ${show(c.text)}`, () => assert.equal(isDecline(c.text), c.declines));
 for (const c of V.injection) test(`injection ${show(c.text)}`, () => assert.equal(isInjection(c.text), c.injection));
 for (const c of V.claims) test(`claims ${show(c.sentence)}`, () => assert.deepEqual(claims(c.sentence, lexicon.tokenize), c.claims));
 
