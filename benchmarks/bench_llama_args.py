@@ -40,6 +40,7 @@ from benchmarks.bench_ttft import (
 )
 from site_knowledge.gateway import prompt
 from site_knowledge.gateway.metrics import percentile
+from site_knowledge.llama.cpu import repack_choice
 from site_knowledge.llama.supervisor import LlamaServer
 from site_knowledge.retrieval import load_index
 
@@ -94,7 +95,7 @@ def main() -> None:
     index = load_index(args.site)
     budget = prompt.Budgets.from_artifact(index.artifact).answer_tokens
     items = questions(args)
-    repack = args.repack == "on"
+    repack = repack_choice(args.repack)
     plain = start(args.preset, args.threads, (), repack)
     rows: list[dict[str, Any]] = []
     try:

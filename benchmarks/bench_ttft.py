@@ -32,6 +32,7 @@ from site_knowledge.gateway.app import create_app
 from site_knowledge.gateway.config import GatewayConfig, Limits
 from site_knowledge.gateway.metrics import percentile
 from site_knowledge.gateway.upstream import Upstream
+from site_knowledge.llama.cpu import REPACK_CHOICES, repack_choice
 from site_knowledge.llama.presets import DEFAULT_PRESET, preset, preset_path
 from site_knowledge.llama.supervisor import LlamaServer, cache_dir
 from site_knowledge.retrieval import KnowledgeIndex, load_index
@@ -42,9 +43,9 @@ GENEROUS = Limits(visitor_requests_per_minute=10_000, global_requests_per_minute
 
 
 def start(preset_name: str, threads: int, extra: tuple[str, ...],
-          repack: bool = True) -> LlamaServer:
+          repack: bool | None = None) -> LlamaServer:
     """llama-server on the preset's model as ``site-knowledge serve`` runs it (3 slots, the
-    host prompt cache on, weight repacking as ``serve --repack`` says)."""
+    host prompt cache on, weight repacking as ``serve --repack`` says: ``None`` for auto)."""
     chosen = preset(preset_name)
     model = preset_path(chosen, cache_dir() / "models")
     if not model.is_file():
@@ -102,8 +103,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--questions-max", type=int, default=20)
     parser.add_argument("--preset", default=DEFAULT_PRESET)
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--repack", choices=("on", "off"), default="on",
-                        help="llama-server's weight repacking, as `serve --repack` (default on)")
+    parser.add_argument("--repack", choices=REPACK_CHOICES, default="auto",
+                        help="llama-server's weight repacking, as `serve --repack` (default auto)")
     parser.add_argument("--out", type=Path, help="also write the JSON here")
 
 
@@ -121,7 +122,8 @@ def main() -> None:
     args = parser.parse_args()
     index = load_index(args.site)
     items = questions(args)
-    server = start(args.preset, args.threads, tuple(args.llama_arg), args.repack == "on")
+    server = start(args.preset, args.threads, tuple(args.llama_arg),
+                   repack_choice(args.repack))
     rows: list[dict[str, Any]] = []
     try:
         system = [{"role": "system", "content": index.artifact["prompt"]["system"]}]

@@ -39,7 +39,7 @@ def free_port() -> int:
 def start_llama(log_path: Path, port: int | None = None, slots: int = 3,
                 cache_ram_mib: int = 256, threads: int = 1, cache_reuse: int = 256,
                 extra: tuple[str, ...] = (), model: Path | None = None,
-                model_sha256: str = DEFAULT_MODEL_SHA256, repack: bool = True
+                model_sha256: str = DEFAULT_MODEL_SHA256, repack: bool | None = None
                 ) -> LlamaServer:
     """A real llama-server on ``model`` (default: the embedded default model), ``-t 1`` unless
     ``threads`` says otherwise (the tests share two cores with it), logging to ``log_path``.

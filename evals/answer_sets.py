@@ -33,6 +33,7 @@ from typing import TypeVar
 
 from evals.sites import REPO, SITES, build, build_arguments, parse_build_arguments
 from site_knowledge.evals.report import slug
+from site_knowledge.llama.cpu import REPACK_CHOICES
 
 BIN = Path(sys.executable).parent
 READY_TIMEOUT_S = 900.0
@@ -97,7 +98,8 @@ def _ready(url: str) -> bool:
 
 
 @contextmanager
-def serving(site_dir: Path, preset: str, gateway_port: int, repack: str = "on") -> Iterator[str]:
+def serving(site_dir: Path, preset: str, gateway_port: int, repack: str = "auto"
+            ) -> Iterator[str]:
     """``site-knowledge serve`` on the built site until the block ends; yields the gateway's
     URL once it is ready and its system prompt is primed."""
     command = [str(BIN / "site-knowledge"), "serve", str(site_dir), "--mode", "public",
@@ -145,7 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--only", action="append", default=[],
                         help="only these categories or ids (repeatable)")
     parser.add_argument("--port", type=int, default=8790, help="gateway port (+1 llama, +2 site)")
-    parser.add_argument("--repack", choices=("on", "off"), default="on",
+    parser.add_argument("--repack", choices=REPACK_CHOICES, default="auto",
                         help="llama-server's weight repacking, as `serve --repack`")
     parser.add_argument("--label", default="", help="a suffix for the reports' label")
     parser.add_argument("--out", type=Path, default=REPO / "evals" / "reports")

@@ -92,8 +92,8 @@ def test_a_port_taken_by_another_process_is_refused_before_starting(tmp_path):
         holder.stop()
 
 
-def test_weight_repacking_is_llama_cpps_default_unless_turned_off():
-    spec = LlamaSpec(binary=Path("llama-server"), model=Path("model.gguf"))
+def test_weight_repacking_is_turned_off_when_asked():
+    spec = LlamaSpec(binary=Path("llama-server"), model=Path("model.gguf"), repack=True)
     assert "--no-repack" not in spec.command()
     assert LlamaSpec(spec.binary, spec.model, repack=False).command()[-1] == "--no-repack"
 

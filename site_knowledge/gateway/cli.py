@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from site_knowledge.llama.cpu import REPACK_CHOICES, repack_choice
 from site_knowledge.llama.presets import DEFAULT_PRESET, Preset, PresetError, preset
 
 from .forwarding import DEFAULT_PROXY_HEADER, PROXY_HEADERS, ProxyTrust, parse_network
@@ -297,9 +298,9 @@ def register(subparsers: Any) -> None:
                        help="the model's SHA-256 (required with --model)")
     serve.add_argument("--llama-server", default=None, help="llama-server binary")
     serve.add_argument("--threads", type=int, default=None, help="llama-server threads")
-    serve.add_argument("--repack", choices=("on", "off"), default="on",
-                       help="llama-server's weight repacking (default on; off reads prompts "
-                            "faster on CPUs with AVX-512 but changes the answers: see docs)")
+    serve.add_argument("--repack", choices=REPACK_CHOICES, default="auto",
+                       help="llama-server's weight repacking: auto (off on CPUs with AVX-512, "
+                            "where it delays the first token), on or off")
     serve.add_argument("--cache-ram", type=int, default=1024, metavar="MIB",
                        help="llama-server host prompt cache bound (0 disables)")
     serve.add_argument("--drain", type=float, default=20.0, metavar="SECONDS",
@@ -419,7 +420,7 @@ def run_serve(args: argparse.Namespace) -> int:
             return 2
     spec = LlamaSpec(binary=binary, model=model, port=args.llama_port, threads=args.threads,
                      cache_ram_mib=args.cache_ram,
-                     repack=args.repack == "on")
+                     repack=repack_choice(args.repack))
     origins = frozenset({f"http://127.0.0.1:{args.port}", f"http://localhost:{args.port}",
                          *args.allow_origin})
     config = GatewayConfig(upstreams=(spec.url,), allow_origins=origins, model=model.name,

@@ -23,6 +23,7 @@ from typing import IO
 
 import httpx
 
+from .cpu import repack_by_default
 from .model import DEFAULT_MODEL_FILE, ModelVerificationError, verify_model
 
 LLAMA_SDIST_VERSION = "11434.0.0"
@@ -68,8 +69,8 @@ class LlamaSpec:
 
     ``cache_reuse`` (KV shifting of cached chunks) keeps the frozen history cached when the
     four-exchange window slides and the oldest exchange leaves the prompt. ``repack`` is
-    llama.cpp's weight repacking, its default: turned off, the first token comes sooner on a
-    CPU with AVX-512 but the answers change (``evals/reports/repack-2026-12-07.md``).
+    llama.cpp's weight repacking; ``None`` leaves it to this CPU (`cpu.repack_by_default`: off
+    where it has AVX-512, where the first token comes sooner without it).
     """
 
     binary: Path
@@ -82,7 +83,7 @@ class LlamaSpec:
     cache_ram_mib: int = 1024
     cache_reuse: int = 256
     extra: tuple[str, ...] = field(default_factory=tuple)
-    repack: bool = True
+    repack: bool | None = None
 
     def command(self) -> list[str]:
         cmd = [
@@ -100,7 +101,7 @@ class LlamaSpec:
         ]
         if self.threads:
             cmd += ["-t", str(self.threads), "-tb", str(self.threads)]
-        if not self.repack:
+        if not (repack_by_default() if self.repack is None else self.repack):
             cmd.append("--no-repack")
         return cmd + list(self.extra)
 
