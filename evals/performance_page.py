@@ -101,8 +101,10 @@ MEASURED = {
                       "the gateway against llama-server alone on the same prompts "
                       "(`python -m benchmarks.bench_ttft`)",
     "repack": "First token and whole answer on two cores with AVX-512, weight repacking on "
-              "and off (`python -m benchmarks.bench_llama_args`; off scores lower, so the "
-              "default stays on)",
+              "and off (`python -m benchmarks.bench_llama_args`)",
+    "repack-default": "First token at the default (`--repack auto`: off on this CPU with "
+                      "AVX-512), the gateway against llama-server alone on all five sites "
+                      "(`python -m benchmarks.bench_ttft`), and what it costs the answer sets",
     "numerics-noise": "How far arithmetic alone moves the answer sets: a speculative draft as a "
                       "control beside repacking off (`python -m evals.answer_sets`)",
     "speculative-draft": "Speculative decoding with the 0.5B drafting for the 1.5B, on two "
