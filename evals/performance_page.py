@@ -128,7 +128,7 @@ Run them side by side with their baseline on one machine:
 - first token, the gateway against llama-server alone:
   `.venv/bin/python -m benchmarks.bench_ttft --site SITE_DIR --questions evals/netbox/answers.jsonl --out OUT`
 - a llama-server setting, with it against without it:
-  `.venv/bin/python -m benchmarks.bench_llama_args --site DIR --questions v2 --variant=--no-repack`
+  `.venv/bin/python -m benchmarks.bench_llama_args --site DIR --questions v2 --repack on --variant=-nr`
 - gateway overhead: `.venv/bin/python -m benchmarks.bench_gateway_overhead --rounds 30 --threads 1`
 - KV slots, cold against warm: `.venv/bin/python -m benchmarks.bench_kv_slots --scenarios 10 --threads 1`
 - load and soak: `.venv/bin/python -m benchmarks.bench_gateway_load --soak-minutes 30 --out OUT`
