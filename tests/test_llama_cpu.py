@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from site_knowledge.llama.cpu import cpu_flags, repack_by_default
-from site_knowledge.llama.supervisor import LlamaSpec
+from site_knowledge.llama.cpu import REPACK_CHOICES, cpu_flags, repack_by_default, repack_choice
 
 ZEN4 = "processor\t: 0\nvendor_id\t: AuthenticAMD\nflags\t\t: fpu sse2 avx avx2 avx512f avx512bw\n"
 """The start of a ``/proc/cpuinfo`` as Linux writes it."""
@@ -29,8 +28,5 @@ def test_repacking_is_off_only_where_the_cpu_has_avx512() -> None:
     assert repack_by_default(frozenset())
 
 
-def test_the_command_asks_for_no_repacking_as_chosen() -> None:
-    spec = LlamaSpec(binary=Path("llama-server"), model=Path("m.gguf"))
-    assert "--no-repack" in LlamaSpec(spec.binary, spec.model, repack=False).command()
-    assert "--no-repack" not in LlamaSpec(spec.binary, spec.model, repack=True).command()
-    assert ("--no-repack" in spec.command()) is not repack_by_default()
+def test_the_repack_option_maps_to_the_spec_with_auto_left_to_the_cpu() -> None:
+    assert [repack_choice(choice) for choice in REPACK_CHOICES] == [None, True, False]

@@ -26,6 +26,7 @@ from gateway_fixtures import (
 
 from site_knowledge.gateway.app import create_app
 from site_knowledge.gateway.config import GatewayConfig
+from site_knowledge.llama.cpu import repack_by_default
 from site_knowledge.llama.model import DEFAULT_MODEL_SHA256
 from site_knowledge.llama.supervisor import (
     LLAMA_SDIST_VERSION,
@@ -92,10 +93,11 @@ def test_a_port_taken_by_another_process_is_refused_before_starting(tmp_path):
         holder.stop()
 
 
-def test_weight_repacking_is_turned_off_when_asked():
-    spec = LlamaSpec(binary=Path("llama-server"), model=Path("model.gguf"), repack=True)
-    assert "--no-repack" not in spec.command()
+def test_the_command_asks_for_no_repacking_as_chosen_or_as_the_cpu_decides():
+    spec = LlamaSpec(binary=Path("llama-server"), model=Path("model.gguf"))
+    assert "--no-repack" not in LlamaSpec(spec.binary, spec.model, repack=True).command()
     assert LlamaSpec(spec.binary, spec.model, repack=False).command()[-1] == "--no-repack"
+    assert ("--no-repack" in spec.command()) is not repack_by_default()
 
 
 def test_a_llama_server_without_repacking_answers(tmp_path):

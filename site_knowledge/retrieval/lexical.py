@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from array import array
 from collections import Counter
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -23,10 +23,11 @@ def idf_of(size: int, document_frequency: int) -> float:
     return math.log(1.0 + (size - n + 0.5) / (n + 0.5))
 
 
-def _coverage(size: int, frequencies: Mapping[str, int], terms: Sequence[str],
+def _coverage(size: int, document_frequency: Callable[[str], int], terms: Sequence[str],
               found: Collection[str]) -> float:
+    """IDF-weighted share of the distinct ``terms`` that are in ``found``."""
     distinct = list(dict.fromkeys(terms))
-    weights = [idf_of(size, frequencies.get(term, 0)) for term in distinct]
+    weights = [idf_of(size, document_frequency(term)) for term in distinct]
     total = sum(weights)
     if total == 0.0:
         return 0.0
@@ -54,7 +55,7 @@ class DocumentFrequencies:
 
     def coverage(self, terms: Sequence[str], within: Collection[str] | None = None) -> float:
         """As `BM25.coverage`, for queries made of the counted terms."""
-        return _coverage(self.size, self._frequencies, terms,
+        return _coverage(self.size, self.document_frequency, terms,
                          self._frequencies if within is None else within)
 
 
@@ -127,7 +128,5 @@ class BM25:
     def coverage(self, terms: Sequence[str], within: Collection[str] | None = None) -> float:
         """IDF-weighted share of the distinct query terms found anywhere in the corpus, or in
         ``within`` (the terms of the passages of one language)."""
-        frequencies = {term: len(posting[0]) for term in terms
-                       if (posting := self._postings.get(term)) is not None}
-        return _coverage(self.size, frequencies, terms,
+        return _coverage(self.size, self.document_frequency, terms,
                          self._postings if within is None else within)
